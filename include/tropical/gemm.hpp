@@ -1,0 +1,136 @@
+#pragma once
+// Tropical matrix products on the GPU:  C[i,j] = (+)_k A[i,k] (x) B[k,j]
+//
+//   semiring  (+)   (x)   zero                      one
+//   MaxPlus   max   +     -inf (integers: min)      0
+//   MinPlus   min   +     +inf (integers: max)      0
+//   MaxMul    max   *     0                         1
+//
+// All operands are in device memory of one GPU; every call is asynchronous on options.stream,
+// allocates nothing and never synchronises. Inputs are validated before anything is launched:
+// bad shapes, layouts or pointers throw tropical::InvalidArgument naming what is wrong.
+// README.md states the exact semantics (integer ranges, NaN, argmax ties, K = 0).
+#include <cstdint>
+#include <type_traits>
+
+#include <tropical/context.hpp>
+#include <tropical/error.hpp>
+#include <tropical/export.hpp>
+#include <tropical/matrix.hpp>
+#include <tropical/types.hpp>
+
+namespace tropical {
+
+struct GemmOptions {
+    Stream stream = nullptr;  // a CUstream / cudaStream_t; nullptr is the legacy default stream
+    bool accumulate = false;  // C = C (+) A(x)B instead of C = A(x)B; backward: grad += instead of =
+};
+
+namespace detail {
+
+enum class Operation : std::uint8_t { Gemm, GemmArgmax, BackwardA, BackwardB };
+
+struct OperandRef {
+    const void* data = nullptr;
+    std::int64_t rows = 0, cols = 0, ld = 0;
+    Layout layout = Layout::RowMajor;
+    std::int64_t batch_stride = 0;
+};
+
+// One type-erased request, the single entry point behind every template below and the C ABI.
+//   Gemm:       c = a (x) b
+//   GemmArgmax: c = a (x) b, argmax = the k attaining each c[i,j]
+//   BackwardA:  grad (M x K) gets the gradient of A from c = grad_C (M x N), argmax and b (K x N)
+//   BackwardB:  grad (K x N) gets the gradient of B from c = grad_C, argmax and a (M x K)
+struct Request {
+    Operation operation = Operation::Gemm;
+    Semiring semiring = Semiring::MaxPlus;
+    DType dtype = DType::F32;
+    OperandRef a, b, c, argmax, grad;
+    std::int64_t batch = 1;
+    GemmOptions options;
+};
+
+TROPICAL_GEMM_EXPORT void run(const Request& request);
+
+template <class T>
+OperandRef operand(MatrixView<T> m, std::int64_t batch_stride = 0) {
+    return {m.data, m.rows, m.cols, m.ld, m.layout, batch_stride};
+}
+template <class T>
+OperandRef operand(BatchedView<T> m) {
+    return operand(m.matrix, m.batch_stride);
+}
+
+template <class T>
+using In = std::type_identity_t<MatrixView<const T>>;  // deduce T from the output only
+template <class T>
+using BatchedIn = std::type_identity_t<BatchedView<const T>>;
+
+}  // namespace detail
+
+// C = A (x) B.  A is M x K, B is K x N, C is M x N.
+template <SemiringTag S, Element T>
+void gemm(detail::In<T> a, detail::In<T> b, MatrixView<T> c, const GemmOptions& options = {}) {
+    detail::run({detail::Operation::Gemm, S::value, dtype_of<T>(), detail::operand(a), detail::operand(b),
+                 detail::operand(c), {}, {}, 1, options});
+}
+
+// C = A (x) B, and argmax[i,j] = the smallest k whose term attains C[i,j] (-1 where no term beats
+// the zero). Not combinable with options.accumulate.
+template <SemiringTag S, Element T>
+void gemm_with_argmax(detail::In<T> a, detail::In<T> b, MatrixView<T> c, MatrixView<std::int32_t> argmax,
+                      const GemmOptions& options = {}) {
+    detail::run({detail::Operation::GemmArgmax, S::value, dtype_of<T>(), detail::operand(a), detail::operand(b),
+                 detail::operand(c), detail::operand(argmax), {}, 1, options});
+}
+
+// The gradient of A (M x K) given grad_C (M x N) and the argmax of the forward product. B (K x N)
+// is read for MaxMul only (product rule); MaxPlus and MinPlus route grad_C[i,j] to A[i,argmax].
+// f32 and f64. grad_A is overwritten unless options.accumulate.
+template <SemiringTag S, Element T>
+void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> b, MatrixView<T> grad_a,
+                     const GemmOptions& options = {}) {
+    detail::run({detail::Operation::BackwardA, S::value, dtype_of<T>(), {}, detail::operand(b),
+                 detail::operand(grad_c), detail::operand(argmax), detail::operand(grad_a), 1, options});
+}
+
+// The gradient of B (K x N); A (M x K) is read for MaxMul only.
+template <SemiringTag S, Element T>
+void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, MatrixView<T> grad_b,
+                     const GemmOptions& options = {}) {
+    detail::run({detail::Operation::BackwardB, S::value, dtype_of<T>(), detail::operand(a), {},
+                 detail::operand(grad_c), detail::operand(argmax), detail::operand(grad_b), 1, options});
+}
+
+// `count` independent products C_b = A_b (x) B_b. Any count (also beyond 65535); an input batch
+// stride of 0 broadcasts that operand.
+template <SemiringTag S, Element T>
+void gemm_batched(detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> c, std::int64_t count,
+                  const GemmOptions& options = {}) {
+    detail::run({detail::Operation::Gemm, S::value, dtype_of<T>(), detail::operand(a), detail::operand(b),
+                 detail::operand(c), {}, {}, count, options});
+}
+
+template <SemiringTag S, Element T>
+void gemm_batched_with_argmax(detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> c,
+                              BatchedView<std::int32_t> argmax, std::int64_t count, const GemmOptions& options = {}) {
+    detail::run({detail::Operation::GemmArgmax, S::value, dtype_of<T>(), detail::operand(a), detail::operand(b),
+                 detail::operand(c), detail::operand(argmax), {}, count, options});
+}
+
+template <SemiringTag S, Element T>
+void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> b,
+                             BatchedView<T> grad_a, std::int64_t count, const GemmOptions& options = {}) {
+    detail::run({detail::Operation::BackwardA, S::value, dtype_of<T>(), {}, detail::operand(b),
+                 detail::operand(grad_c), detail::operand(argmax), detail::operand(grad_a), count, options});
+}
+
+template <SemiringTag S, Element T>
+void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> a,
+                             BatchedView<T> grad_b, std::int64_t count, const GemmOptions& options = {}) {
+    detail::run({detail::Operation::BackwardB, S::value, dtype_of<T>(), detail::operand(a), {},
+                 detail::operand(grad_c), detail::operand(argmax), detail::operand(grad_b), count, options});
+}
+
+}  // namespace tropical

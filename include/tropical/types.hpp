@@ -1,0 +1,63 @@
+#pragma once
+// Vocabulary shared by the whole public API: semirings, element types and layouts.
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace tropical {
+
+enum class Semiring : std::uint8_t { MaxPlus, MinPlus, MaxMul };
+enum class DType : std::uint8_t { F32, F64, I32, I64 };
+enum class Layout : std::uint8_t { RowMajor, ColMajor };
+
+// Tag types, so that a call reads as tropical::gemm<tropical::MaxPlus>(A, B, C).
+struct MaxPlus {
+    static constexpr Semiring value = Semiring::MaxPlus;
+};
+struct MinPlus {
+    static constexpr Semiring value = Semiring::MinPlus;
+};
+struct MaxMul {
+    static constexpr Semiring value = Semiring::MaxMul;
+};
+
+template <class T>
+concept SemiringTag = std::is_same_v<T, MaxPlus> || std::is_same_v<T, MinPlus> || std::is_same_v<T, MaxMul>;
+
+template <class T>
+concept Element = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
+                  std::is_same_v<T, std::int64_t>;
+
+template <Element T>
+constexpr DType dtype_of() {
+    if constexpr (std::is_same_v<T, float>) return DType::F32;
+    else if constexpr (std::is_same_v<T, double>) return DType::F64;
+    else if constexpr (std::is_same_v<T, std::int32_t>) return DType::I32;
+    else return DType::I64;
+}
+
+constexpr std::size_t size_of(DType t) { return (t == DType::F32 || t == DType::I32) ? 4 : 8; }
+constexpr bool is_floating(DType t) { return t == DType::F32 || t == DType::F64; }
+
+constexpr std::string_view to_string(Semiring s) {
+    switch (s) {
+    case Semiring::MaxPlus: return "maxplus";
+    case Semiring::MinPlus: return "minplus";
+    case Semiring::MaxMul: return "maxmul";
+    }
+    return "?";
+}
+
+constexpr std::string_view to_string(DType t) {
+    switch (t) {
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+    case DType::I32: return "i32";
+    case DType::I64: return "i64";
+    }
+    return "?";
+}
+
+constexpr std::string_view to_string(Layout l) { return l == Layout::RowMajor ? "row-major" : "column-major"; }
+
+}  // namespace tropical

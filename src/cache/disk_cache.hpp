@@ -1,0 +1,40 @@
+#pragma once
+// Files in the cache folder: whole-file reads, and writes published atomically (a unique temp file
+// in the same folder, written and closed, then renamed over the final name). Readers never lock: a
+// reader sees either the old file or the new one, never a partial one.
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace tropical::detail {
+
+class DiskCache {
+public:
+    // Creates `directory` (mode 0700) if needed. If that fails the cache is unusable: one warning,
+    // and every read misses and every publish is skipped.
+    explicit DiskCache(std::filesystem::path directory);
+
+    const std::filesystem::path& directory() const { return directory_; }
+    bool writable() const { return writable_; }
+
+    // The whole file, or nothing if it is absent or unreadable.
+    std::optional<std::vector<std::byte>> read(const std::filesystem::path& relative) const;
+
+    // Publishes `bytes` as `relative`. Returns false, after one warning per process for this folder,
+    // if the folder is not writable (read-only, full, foreign); later publishes are then skipped.
+    bool publish(const std::filesystem::path& relative, std::span<const std::byte> bytes);
+
+    // Marks an entry as just used, for least-recently-used trimming. Best effort.
+    void touch(const std::filesystem::path& relative) const;
+
+private:
+    void degrade(const std::string& why);
+
+    std::filesystem::path directory_;
+    bool writable_ = true;
+    bool readable_ = true;
+};
+
+}  // namespace tropical::detail

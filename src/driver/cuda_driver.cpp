@@ -1,0 +1,108 @@
+#include "driver/cuda_driver.hpp"
+
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "util/dynamic_library.hpp"
+#include <tropical/error.hpp>
+
+namespace tropical::detail {
+namespace {
+
+constexpr int kRequestedAbi = 12000;
+
+[[noreturn]] void throw_no_driver(const std::string& what, const std::vector<std::string>& failures) {
+    throw NoDriver(fmt::format(
+        "no usable CUDA driver: {}.\nLooked for libcuda.so.1 in:\n{}"
+        "Install the NVIDIA driver (it provides libcuda.so.1), or set {} to the full path of libcuda.so.1.",
+        what, describe_failures(failures), kDriverPathVariable));
+}
+
+}  // namespace
+
+DriverApi load_driver(const std::string& override_path) {
+    std::vector<LibraryCandidate> candidates;
+    if (!override_path.empty()) candidates.push_back({override_path, std::string("from ") + kDriverPathVariable});
+    else candidates.push_back({"libcuda.so.1", "the system library path"});
+
+    auto library = DynamicLibrary::open_first(candidates);
+    if (!library.loaded()) throw_no_driver("the library could not be loaded", library.failures());
+
+    auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(library.symbol("cuGetProcAddress_v2"));
+    if (!get_proc)
+        throw_no_driver(fmt::format("{} has no cuGetProcAddress_v2; the driver is older than CUDA 12.0",
+                                    library.path()),
+                        {});
+
+    DriverApi api;
+    api.library_path = library.path();
+#define TROPICAL_LOAD(name, version)                                                                          \
+    {                                                                                                         \
+        CUdriverProcAddressQueryResult found{};                                                               \
+        void* fn = nullptr;                                                                                   \
+        if (get_proc(#name, &fn, kRequestedAbi, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS || !fn) \
+            throw_no_driver(fmt::format("{} does not provide {}", library.path(), #name), {});               \
+        api.name = reinterpret_cast<PFN_##name##_v##version>(fn);                                             \
+    }
+    TROPICAL_DRIVER_FUNCTIONS(TROPICAL_LOAD)
+#undef TROPICAL_LOAD
+
+    if (const CUresult r = api.cuInit(0); r != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        api.cuGetErrorName(r, &name);
+        const std::string description = name ? name : std::to_string(static_cast<int>(r));
+        if (r == CUDA_ERROR_NO_DEVICE)
+            throw NoDevice(fmt::format("the CUDA driver ({}) found no CUDA device: cuInit returned {}",
+                                       library.path(), description),
+                           r);
+        throw NoDriver(fmt::format("the CUDA driver at {} failed to initialise: cuInit returned {}. Check that "
+                                   "the NVIDIA kernel module is loaded and matches the driver library.",
+                                   library.path(), description));
+    }
+    return api;
+}
+
+const DriverApi& driver() {
+    static std::once_flag once;
+    static DriverApi api;
+    static std::exception_ptr failure;
+    std::call_once(once, [] {
+        try {
+            const char* path = std::getenv(kDriverPathVariable);
+            api = load_driver(path ? path : "");
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    });
+    if (failure) std::rethrow_exception(failure);
+    return api;
+}
+
+std::string describe(CUresult result) {
+    const char* name = nullptr;
+    const char* text = nullptr;
+    try {
+        const auto& api = driver();
+        api.cuGetErrorName(result, &name);
+        api.cuGetErrorString(result, &text);
+    } catch (const Error&) {
+        // No driver to ask: the number alone still identifies the error.
+    }
+    return fmt::format("{} ({})", name ? name : fmt::format("CUresult {}", static_cast<int>(result)),
+                       text ? text : "no description");
+}
+
+void throw_cuda_error(CUresult result, const char* call, const char* file, int line) {
+    const std::string message = fmt::format("{}:{}: {} failed: {}", file, line, call, describe(result));
+    switch (result) {
+    case CUDA_ERROR_OUT_OF_MEMORY: throw OutOfMemory(message, result);
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_INVALID_DEVICE: throw NoDevice(message, result);
+    default: throw CudaError(message, result);
+    }
+}
+
+}  // namespace tropical::detail

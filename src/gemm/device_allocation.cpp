@@ -1,0 +1,61 @@
+#include <fmt/format.h>
+
+#include "context/scoped_context.hpp"
+#include "driver/cuda_driver.hpp"
+#include <tropical/context.hpp>
+#include <tropical/device_buffer.hpp>
+#include <tropical/error.hpp>
+
+namespace tropical::detail {
+
+DeviceAllocation::DeviceAllocation(std::size_t bytes, int device) : memory_(nullptr, Free{device}), bytes_(bytes), device_(device) {
+    if (bytes == 0) return;
+    auto& context = CudaContext::for_device(device);
+    ScopedContext current(context.primary_context());
+    CUdeviceptr pointer = 0;
+    if (const CUresult r = driver().cuMemAlloc(&pointer, bytes); r != CUDA_SUCCESS) {
+        if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+            std::size_t free = 0, total = 0;
+            driver().cuMemGetInfo(&free, &total);
+            throw OutOfMemory(fmt::format("cannot allocate {} bytes on CUDA device {}: {} of {} bytes are free", bytes,
+                                          device, free, total),
+                              r);
+        }
+        throw_cuda_error(r, "cuMemAlloc(&pointer, bytes)", __FILE__, __LINE__);
+    }
+    memory_.reset(reinterpret_cast<void*>(pointer));
+}
+
+void DeviceAllocation::Free::operator()(void* pointer) const noexcept {
+    // The driver may be shutting down at process exit; a failed free then is no news.
+    try {
+        ScopedContext current(CudaContext::for_device(device).primary_context());
+        driver().cuMemFree(reinterpret_cast<CUdeviceptr>(pointer));
+    } catch (...) {
+    }
+}
+
+void DeviceAllocation::copy_from_host(const void* source, std::size_t bytes, std::size_t offset) {
+    if (bytes == 0) return;
+    if (offset + bytes > bytes_)
+        throw InvalidArgument(fmt::format("upload of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
+    ScopedContext current(CudaContext::for_device(device_).primary_context());
+    TROPICAL_CU(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(data()) + offset, source, bytes));
+}
+
+void DeviceAllocation::copy_to_host(void* destination, std::size_t bytes, std::size_t offset) const {
+    if (bytes == 0) return;
+    if (offset + bytes > bytes_)
+        throw InvalidArgument(fmt::format("download of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
+    ScopedContext current(CudaContext::for_device(device_).primary_context());
+    TROPICAL_CU(cuMemcpyDtoH(destination, reinterpret_cast<CUdeviceptr>(data()) + offset, bytes));
+}
+
+void DeviceAllocation::fill_bytes(unsigned char value) {
+    if (bytes_ == 0) return;
+    ScopedContext current(CudaContext::for_device(device_).primary_context());
+    TROPICAL_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(data()), value, bytes_, nullptr));
+    TROPICAL_CU(cuCtxSynchronize());
+}
+
+}  // namespace tropical::detail

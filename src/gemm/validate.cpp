@@ -1,0 +1,150 @@
+#include "gemm/validate.hpp"
+
+#include <fmt/format.h>
+
+namespace tropical::detail {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) { throw InvalidArgument(message); }
+
+const char* operation_name(Operation op) {
+    switch (op) {
+    case Operation::Gemm: return "gemm";
+    case Operation::GemmArgmax: return "gemm with argmax";
+    case Operation::BackwardA: return "backward for A";
+    case Operation::BackwardB: return "backward for B";
+    }
+    return "?";
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
+    std::int64_t out = 0;
+    if (__builtin_mul_overflow(a, b, &out)) invalid(fmt::format("{} is too large: its size overflows 64 bits", what));
+    return out;
+}
+
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* what) {
+    std::int64_t out = 0;
+    if (__builtin_add_overflow(a, b, &out)) invalid(fmt::format("{} is too large: its size overflows 64 bits", what));
+    return out;
+}
+
+// Offset in elements one past the last element of the first matrix, and of the whole batch.
+struct Extent {
+    std::int64_t one = 0, all = 0;
+};
+
+Extent extent_of(const UsedOperand& u, std::int64_t batch) {
+    const auto& r = *u.ref;
+    if (r.rows == 0 || r.cols == 0 || batch == 0) return {};
+    const std::int64_t rs = r.layout == Layout::RowMajor ? r.ld : 1;
+    const std::int64_t cs = r.layout == Layout::RowMajor ? 1 : r.ld;
+    const std::int64_t last = checked_add(checked_mul(r.rows - 1, rs, u.name), checked_mul(r.cols - 1, cs, u.name), u.name);
+    const std::int64_t one = checked_add(last, 1, u.name);
+    const std::int64_t all = checked_add(one, checked_mul(batch - 1, r.batch_stride, u.name), u.name);
+    checked_mul(all, static_cast<std::int64_t>(u.element_size), u.name);
+    return {one, all};
+}
+
+void check_operand(const UsedOperand& u, std::int64_t rows, std::int64_t cols, std::int64_t batch) {
+    const auto& r = *u.ref;
+    if (r.rows != rows || r.cols != cols)
+        invalid(fmt::format("{} is {}x{} but must be {}x{} here", u.name, r.rows, r.cols, rows, cols));
+    if (r.layout != Layout::RowMajor && r.layout != Layout::ColMajor)
+        invalid(fmt::format("{} has an unknown layout ({}); use row-major or column-major", u.name, static_cast<int>(r.layout)));
+    const bool empty = rows == 0 || cols == 0 || batch == 0;
+    if (!empty) {
+        const std::int64_t minimum = r.layout == Layout::RowMajor ? cols : rows;
+        if (r.ld < minimum)
+            invalid(fmt::format("{} is {} with {} {}, so its leading dimension must be at least {}; it is {}", u.name,
+                                to_string(r.layout), minimum, r.layout == Layout::RowMajor ? "columns" : "rows", minimum, r.ld));
+        if (r.data == nullptr)
+            invalid(fmt::format("{} is a null pointer but has {}x{} elements", u.name, rows, cols));
+    }
+    if (r.batch_stride < 0)
+        invalid(fmt::format("{} has a negative batch stride ({}); batch strides are 0 (broadcast) or positive", u.name, r.batch_stride));
+}
+
+bool overlaps(const UsedOperand& x, Extent ex, const UsedOperand& y, Extent ey) {
+    if (ex.all == 0 || ey.all == 0) return false;
+    const auto* xb = static_cast<const char*>(x.ref->data);
+    const auto* yb = static_cast<const char*>(y.ref->data);
+    const auto* xe = xb + ex.all * static_cast<std::int64_t>(x.element_size);
+    const auto* ye = yb + ey.all * static_cast<std::int64_t>(y.element_size);
+    return xb < ye && yb < xe;
+}
+
+}  // namespace
+
+ValidatedRequest validate(const Request& q) {
+    if (q.dtype != DType::F32 && q.dtype != DType::F64 && q.dtype != DType::I32 && q.dtype != DType::I64)
+        invalid(fmt::format("unknown element type ({})", static_cast<int>(q.dtype)));
+    if (q.semiring != Semiring::MaxPlus && q.semiring != Semiring::MinPlus && q.semiring != Semiring::MaxMul)
+        invalid(fmt::format("unknown semiring ({})", static_cast<int>(q.semiring)));
+    if (q.batch < 0) invalid(fmt::format("the batch count is {}; it must be 0 or more", q.batch));
+
+    const std::size_t t = size_of(q.dtype);
+    const std::size_t index = sizeof(std::int32_t);
+    const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
+    if (backward && !is_floating(q.dtype))
+        throw Unsupported(fmt::format("backward is implemented for f32 and f64, not {}: gradients of integer products "
+                                      "are not defined; convert the operands to floating point",
+                                      to_string(q.dtype)));
+    if (q.operation == Operation::GemmArgmax && q.options.accumulate)
+        throw Unsupported("gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
+                          "compute into a fresh C (accumulate = false)");
+
+    ValidatedRequest v;
+    auto use = [&](const char* name, const OperandRef& ref, std::size_t size, bool output) -> const UsedOperand& {
+        v.operands[v.operand_count] = {name, &ref, size, output};
+        return v.operands[v.operand_count++];
+    };
+    Shape& s = v.shape;
+    switch (q.operation) {
+    case Operation::Gemm:
+    case Operation::GemmArgmax:
+        s = {q.c.rows, q.c.cols, q.a.cols};
+        check_operand(use("C", q.c, t, true), s.m, s.n, q.batch);
+        check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
+        check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
+        if (q.operation == Operation::GemmArgmax) check_operand(use("argmax", q.argmax, index, true), s.m, s.n, q.batch);
+        break;
+    case Operation::BackwardA:
+        s = {q.grad.rows, q.c.cols, q.grad.cols};
+        check_operand(use("grad_A", q.grad, t, true), s.m, s.k, q.batch);
+        check_operand(use("grad_C", q.c, t, false), s.m, s.n, q.batch);
+        check_operand(use("argmax", q.argmax, index, false), s.m, s.n, q.batch);
+        if (q.semiring == Semiring::MaxMul) check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
+        break;
+    case Operation::BackwardB:
+        s = {q.c.rows, q.grad.cols, q.grad.rows};
+        check_operand(use("grad_B", q.grad, t, true), s.k, s.n, q.batch);
+        check_operand(use("grad_C", q.c, t, false), s.m, s.n, q.batch);
+        check_operand(use("argmax", q.argmax, index, false), s.m, s.n, q.batch);
+        if (q.semiring == Semiring::MaxMul) check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
+        break;
+    default: invalid(fmt::format("unknown operation ({})", static_cast<int>(q.operation)));
+    }
+    if (s.m < 0 || s.n < 0 || s.k < 0) invalid(fmt::format("sizes must be 0 or more; got M={}, N={}, K={}", s.m, s.n, s.k));
+    if ((q.operation == Operation::GemmArgmax || backward) && s.k > INT32_MAX)
+        invalid(fmt::format("K = {} does not fit the int32 argmax indices; split the product along K", s.k));
+
+    Extent extents[4];
+    for (int i = 0; i < v.operand_count; ++i) {
+        const auto& u = v.operands[i];
+        extents[i] = extent_of(u, q.batch);
+        if (u.output && q.batch > 1 && u.ref->batch_stride < extents[i].one)
+            invalid(fmt::format("{}'s batch stride is {} elements, less than one {} matrix spans ({}): the products "
+                                "of the batch would overwrite each other",
+                                u.name, u.ref->batch_stride, u.name, extents[i].one));
+    }
+    for (int i = 0; i < v.operand_count; ++i)
+        for (int j = 0; j < v.operand_count; ++j)
+            if (i != j && v.operands[i].output && (j > i || !v.operands[j].output) &&
+                overlaps(v.operands[i], extents[i], v.operands[j], extents[j]))
+                invalid(fmt::format("{} overlaps {} in memory: an output of {} must not share memory with another operand",
+                                    v.operands[i].name, v.operands[j].name, operation_name(q.operation)));
+    return v;
+}
+
+}  // namespace tropical::detail

@@ -1,0 +1,32 @@
+#pragma once
+// Everything that can be checked about a request without touching the GPU: shapes, leading
+// dimensions, batch strides, overlaps, sizes and supported combinations. Throws InvalidArgument
+// or Unsupported with a message that says what is wrong and what is expected.
+#include <cstdint>
+
+#include <tropical/gemm.hpp>
+
+namespace tropical::detail {
+
+struct Shape {
+    std::int64_t m = 0, n = 0, k = 0;
+    bool empty() const { return m == 0 || n == 0; }
+};
+
+// One operand the request really uses, with the role it plays.
+struct UsedOperand {
+    const char* name;  // "A", "grad_C", ...
+    const OperandRef* ref;
+    std::size_t element_size;
+    bool output;
+};
+
+struct ValidatedRequest {
+    Shape shape;
+    UsedOperand operands[4];
+    int operand_count = 0;
+};
+
+ValidatedRequest validate(const Request& request);
+
+}  // namespace tropical::detail

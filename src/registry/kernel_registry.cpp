@@ -1,0 +1,71 @@
+#include <array>
+#include <string>
+#include <vector>
+
+#include <tropical/kernels.hpp>
+
+namespace tropical {
+namespace {
+
+constexpr std::array kAllTypes = {DType::F32, DType::F64, DType::I32, DType::I64};
+constexpr std::array kAllSemirings = {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul};
+
+struct Registry {
+    std::vector<std::string> names;  // owns the strings the KernelInfo views point at
+    std::vector<KernelInfo> kernels;
+
+    Registry() {
+        names.reserve(64);
+        auto add = [&](std::string name, KernelGroup group, DType dtype, std::optional<Semiring> semiring) {
+            names.push_back(std::move(name));
+            kernels.push_back({kernels.size(), {}, group, dtype, semiring});
+        };
+        for (auto [group, prefix] : {std::pair{KernelGroup::Gemm, "tropical_gemm_"},
+                                     std::pair{KernelGroup::GemmArgmax, "tropical_gemm_argmax_"},
+                                     std::pair{KernelGroup::Batched, "tropical_batched_"}})
+            for (DType t : kAllTypes)
+                for (Semiring s : kAllSemirings)
+                    add(std::string(prefix) + std::string(to_string(t)) + "_" + std::string(to_string(s)), group, t, s);
+        for (auto [group, prefix] : {std::pair{KernelGroup::BackwardA, "tropical_backward_a_"},
+                                     std::pair{KernelGroup::BackwardB, "tropical_backward_b_"}})
+            for (DType t : {DType::F32, DType::F64}) add(std::string(prefix) + std::string(to_string(t)), group, t, {});
+        // Views are taken only now: `names` no longer reallocates.
+        for (auto& kernel : kernels) kernel.name = names[kernel.index];
+    }
+};
+
+const Registry& registry() {
+    static const Registry instance;
+    return instance;
+}
+
+}  // namespace
+
+std::string_view to_string(KernelGroup group) noexcept {
+    switch (group) {
+    case KernelGroup::Gemm: return "gemm";
+    case KernelGroup::GemmArgmax: return "gemm_argmax";
+    case KernelGroup::Batched: return "batched";
+    case KernelGroup::BackwardA: return "backward_a";
+    case KernelGroup::BackwardB: return "backward_b";
+    }
+    return "?";
+}
+
+std::span<const KernelInfo> kernel_registry() noexcept { return registry().kernels; }
+
+const KernelInfo* find_kernel(std::string_view name) noexcept {
+    for (const auto& kernel : registry().kernels)
+        if (kernel.name == name) return &kernel;
+    return nullptr;
+}
+
+const KernelInfo* find_kernel(KernelGroup group, DType dtype, Semiring semiring) noexcept {
+    const bool backward = group == KernelGroup::BackwardA || group == KernelGroup::BackwardB;
+    for (const auto& kernel : registry().kernels)
+        if (kernel.group == group && kernel.dtype == dtype && (backward || kernel.semiring == semiring))
+            return &kernel;
+    return nullptr;
+}
+
+}  // namespace tropical
