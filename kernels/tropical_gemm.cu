@@ -1,11 +1,12 @@
 // tropical-gemm: every CUDA kernel of the library.
 //
 // The host compiles this file with NVRTC one kernel at a time: the preamble (everything before the
-// first marker line) followed by that kernel's fragment. A fragment begins with a marker line
-//     //@kernel name=<entry> threads=<block threads> tile_m=<rows of C per block> tile_n=<cols per block>
-// that the host parses to launch it: block = threads, grid = (ceil(N/tile_n), min(ceil(M/tile_m),
-// 65535), min(batch, 65535)). Kernels loop over M-tiles, N-tiles and batches, so any grid is correct.
-// No #include and no std::: NVRTC compiles this with no system headers.
+// first marker line) followed by that kernel's fragment. A fragment begins with a marker line, a line
+// comment holding "@kernel name=<entry> threads=<block threads> tile_m=<rows of C per block>
+// tile_n=<cols of C per block>" (see the fragments below), which the host parses to launch it: block =
+// threads, grid = (ceil(N/tile_n), min(ceil(M/tile_m), 65535), min(batch, 65535)). Kernels loop over
+// M-tiles, N-tiles and batches, so any grid is correct. No #include and no std::: NVRTC compiles this
+// with no system headers.
 //
 // Semantics (the same as src/reference/reference.hpp, which states them in full):
 //   C[i,j] = (+)_k A[i,k] (x) B[k,j]; K = 0 gives the zero; accumulate gives C = C_old (+) that.
@@ -53,16 +54,18 @@ __device__ __forceinline__ T* element(const TgOperand& o, long long b, long long
 __device__ __forceinline__ float infinity(float) { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ double infinity(double) { return __longlong_as_double(0x7ff0000000000000LL); }
 
-// NaN-propagating max/min: y wins when it is larger or NaN, and a NaN x is never replaced.
-// sm_80 has this as one FMNMX; f64 has no such instruction, and fmax() costs about 8 instructions
-// against the compare-select's 4 (one predicate more than a plain compare-select).
+// NaN-propagating max/min. sm_80 has it for f32 as one FMNMX, whose NaN result is always the
+// canonical NaN. The f32 fallback keeps the first NaN as it is, so that for f32 the result's bits
+// change exactly when y is strictly better or the first NaN (the argmax path relies on it). f64 has
+// no such instruction and fmax() costs about 8 instructions: the compare-select costs 5 (one
+// predicate more than a plain compare-select) and may swap one NaN for another, which is harmless.
 __device__ __forceinline__ float max_nan(float x, float y) {
 #if __CUDA_ARCH__ >= 800
     float r;
     asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
     return r;
 #else
-    return (y > x || y != y) ? y : x;
+    return (y > x || (y != y && x == x)) ? y : x;
 #endif
 }
 __device__ __forceinline__ float min_nan(float x, float y) {
@@ -71,11 +74,14 @@ __device__ __forceinline__ float min_nan(float x, float y) {
     asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
     return r;
 #else
-    return (y < x || y != y) ? y : x;
+    return (y < x || (y != y && x == x)) ? y : x;
 #endif
 }
 __device__ __forceinline__ double max_nan(double x, double y) { return (y > x || y != y) ? y : x; }
 __device__ __forceinline__ double min_nan(double x, double y) { return (y < x || y != y) ? y : x; }
+
+__device__ __forceinline__ int bits(float x) { return __float_as_int(x); }
+__device__ __forceinline__ int bits(int x) { return x; }
 
 // max(a + b, acc) and min(a + b, acc): one DPX instruction for i32 on sm_90 (emulated elsewhere).
 __device__ __forceinline__ int add_max(int a, int b, int acc) { return __viaddmax_s32(a, b, acc); }
@@ -126,7 +132,8 @@ struct IsInt<long long> {
 // ---------------------------------------------------------------------------------------------
 // Semirings. Each Ring<S, T> tells the main loop:
 //   zero()          the exact semiring zero (what K = 0 produces)
-//   stage(x)        the value kept in shared memory for input x
+//   stage(x)        the value kept in shared memory for input x (floats: -0 becomes +0, so that no
+//                   term is -0 and equal values have equal bits; see the argmax path)
 //   init()          the accumulator's start
 //   mac(a, b, acc)  acc (+) a (x) b on staged values, NaN-propagating
 //   times(a, b)     a (x) b on staged values (argmax path)
@@ -145,7 +152,7 @@ struct Ring;
 template <class T>
 struct Ring<MaxPlus, T, false> {
     static __device__ __forceinline__ T zero() { return -infinity(T()); }
-    static __device__ __forceinline__ T stage(T x) { return x; }
+    static __device__ __forceinline__ T stage(T x) { return x + T(0); }
     static __device__ __forceinline__ T init() { return zero(); }
     static __device__ __forceinline__ T mac(T a, T b, T acc) { return max_nan(acc, a + b); }
     static __device__ __forceinline__ T times(T a, T b) { return a + b; }
@@ -157,7 +164,7 @@ struct Ring<MaxPlus, T, false> {
 template <class T>
 struct Ring<MinPlus, T, false> {
     static __device__ __forceinline__ T zero() { return infinity(T()); }
-    static __device__ __forceinline__ T stage(T x) { return x; }
+    static __device__ __forceinline__ T stage(T x) { return x + T(0); }
     static __device__ __forceinline__ T init() { return zero(); }
     static __device__ __forceinline__ T mac(T a, T b, T acc) { return min_nan(acc, a + b); }
     static __device__ __forceinline__ T times(T a, T b) { return a + b; }
@@ -170,7 +177,7 @@ struct Ring<MinPlus, T, false> {
 template <class T>
 struct Ring<MaxMul, T, false> {
     static __device__ __forceinline__ T zero() { return T(0); }
-    static __device__ __forceinline__ T stage(T x) { return x; }
+    static __device__ __forceinline__ T stage(T x) { return x + T(0); }
     static __device__ __forceinline__ T init() { return zero(); }
     static __device__ __forceinline__ T mac(T a, T b, T acc) { return max_nan(acc, a * b); }
     static __device__ __forceinline__ T times(T a, T b) { return a * b; }
@@ -241,6 +248,10 @@ struct Tile {
 // the ALUs); 4x4 for 64-bit types, whose 64 accumulators would need 128 registers at 8x8.
 using Gemm32 = Tile<128, 128, 8, 8, 8>;     // 256 threads
 using Gemm64 = Tile<64, 64, 8, 4, 4>;       // 256 threads
+// Argmax costs 4 instructions per term, 3 of them on the half-rate pipe (FMNMX, ISETP, SEL), which
+// bounds it near 9.5 Tops on an H200 whatever the tile (128x128/8x8 spills and is no faster), so
+// the lighter 4x4 tile suffices. Going past that needs fewer per-term instructions, not a tile.
+using Argmax32 = Tile<64, 64, 8, 4, 4>;     // 256 threads
 // Batched tiles, for many products of 64..256: one 64x64 tile keeps blocks small and plentiful.
 using Batched32 = Tile<64, 64, 8, 8, 8>;    // 64 threads
 using Batched64 = Tile<64, 64, 8, 4, 4>;    // 256 threads
@@ -289,12 +300,13 @@ struct Stager {
         smem_step = d_k * LD + d_outer;
     }
 
+    // Raw values: staging waits for stash(), so that nothing waits on the loads before the compute.
     template <class R>
     __device__ __forceinline__ void fetch(T (&regs)[LOADS]) const {
 #pragma unroll
         for (int r = 0; r < LOADS; ++r) {
-            regs[r] = R::stage(R::zero());
-            if (r * d_outer < outer_left && r * d_k < k_left) regs[r] = R::stage(ptr[r * step]);
+            regs[r] = R::zero();
+            if (r * d_outer < outer_left && r * d_k < k_left) regs[r] = ptr[r * step];
         }
     }
 
@@ -303,9 +315,10 @@ struct Stager {
         k_left -= BK;
     }
 
+    template <class R>
     __device__ __forceinline__ void stash(T* tile, const T (&regs)[LOADS]) const {
 #pragma unroll
-        for (int r = 0; r < LOADS; ++r) tile[smem + r * smem_step] = regs[r];
+        for (int r = 0; r < LOADS; ++r) tile[smem + r * smem_step] = R::stage(regs[r]);
     }
 };
 
@@ -355,8 +368,8 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                 if (slices > 0) {
                     sa.template fetch<R>(ra);
                     sb.template fetch<R>(rb);
-                    sa.stash(tile_a, ra);
-                    sb.stash(tile_b, rb);
+                    sa.template stash<R>(tile_a, ra);
+                    sb.template stash<R>(tile_b, rb);
                     __syncthreads();
                 }
                 // Slice s is read from buffer s&1 while slice s+1 travels through registers into the
@@ -392,7 +405,15 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                         for (int i = 0; i < TM; ++i)
 #pragma unroll
                             for (int j = 0; j < TN; ++j) {
-                                if constexpr (ARGMAX) {
+                                if constexpr (ARGMAX && sizeof(T) == 4) {
+                                    // One mac and one compare: for 32-bit types the accumulator's
+                                    // bits change exactly when the term beats it (strictly better,
+                                    // or the first NaN). Staging leaves no -0 term but MaxMul's
+                                    // out-of-domain 0 * -x, and FMNMX keeps the +0 accumulator then.
+                                    const T n = R::mac(fa[i], fb[j], acc[i][j]);
+                                    if (bits(n) != bits(acc[i][j])) arg[i][j] = k0 + kk;
+                                    acc[i][j] = n;
+                                } else if constexpr (ARGMAX) {
                                     const T t = R::times(fa[i], fb[j]);
                                     if (R::beats(t, acc[i][j])) {
                                         acc[i][j] = t;
@@ -404,8 +425,8 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                             }
                     }
                     if (more) {
-                        sa.stash(tile_a + (buf ^ 1) * BK * LDA, ra);
-                        sb.stash(tile_b + (buf ^ 1) * BK * LDB, rb);
+                        sa.template stash<R>(tile_a + (buf ^ 1) * BK * LDA, ra);
+                        sb.template stash<R>(tile_b + (buf ^ 1) * BK * LDB, rb);
                     }
                     __syncthreads();
                 }
@@ -517,19 +538,19 @@ extern "C" __global__ void __launch_bounds__(256) tropical_gemm_i64_maxmul(const
     tg::gemm<tg::Gemm64, tg::MaxMul, long long, false>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_f32_maxplus threads=256 tile_m=128 tile_n=128
+//@kernel name=tropical_gemm_argmax_f32_maxplus threads=256 tile_m=64 tile_n=64
 extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_f32_maxplus(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MaxPlus, float, true>(p);
+    tg::gemm<tg::Argmax32, tg::MaxPlus, float, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_f32_minplus threads=256 tile_m=128 tile_n=128
+//@kernel name=tropical_gemm_argmax_f32_minplus threads=256 tile_m=64 tile_n=64
 extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_f32_minplus(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MinPlus, float, true>(p);
+    tg::gemm<tg::Argmax32, tg::MinPlus, float, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_f32_maxmul threads=256 tile_m=128 tile_n=128
+//@kernel name=tropical_gemm_argmax_f32_maxmul threads=256 tile_m=64 tile_n=64
 extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_f32_maxmul(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MaxMul, float, true>(p);
+    tg::gemm<tg::Argmax32, tg::MaxMul, float, true>(p);
 }
 
 //@kernel name=tropical_gemm_argmax_f64_maxplus threads=256 tile_m=64 tile_n=64
@@ -547,19 +568,19 @@ extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_f64_maxmu
     tg::gemm<tg::Gemm64, tg::MaxMul, double, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_i32_maxplus threads=256 tile_m=128 tile_n=128
+//@kernel name=tropical_gemm_argmax_i32_maxplus threads=256 tile_m=64 tile_n=64
 extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_i32_maxplus(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MaxPlus, int, true>(p);
+    tg::gemm<tg::Argmax32, tg::MaxPlus, int, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_i32_minplus threads=256 tile_m=128 tile_n=128
+//@kernel name=tropical_gemm_argmax_i32_minplus threads=256 tile_m=64 tile_n=64
 extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_i32_minplus(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MinPlus, int, true>(p);
+    tg::gemm<tg::Argmax32, tg::MinPlus, int, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_i32_maxmul threads=256 tile_m=128 tile_n=128
+//@kernel name=tropical_gemm_argmax_i32_maxmul threads=256 tile_m=64 tile_n=64
 extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_i32_maxmul(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MaxMul, int, true>(p);
+    tg::gemm<tg::Argmax32, tg::MaxMul, int, true>(p);
 }
 
 //@kernel name=tropical_gemm_argmax_i64_maxplus threads=256 tile_m=64 tile_n=64

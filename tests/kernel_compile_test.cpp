@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "gemm/kernel_params.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/compiler.hpp"
 #include "registry/kernel_source.hpp"
@@ -60,39 +59,3 @@ TEST_P(KernelCompile, EveryRegistryKernelGivesCubinAndPtx) {
 
 INSTANTIATE_TEST_SUITE_P(Archs, KernelCompile, ::testing::Values(80, 90),
                          [](const auto& info) { return "sm_" + std::to_string(info.param); });
-
-TEST(KernelParams, HostAndDeviceLayoutsAgree) {
-    // The kernels take these structs by value: a field at another offset would be read as garbage.
-    std::string checks = std::string(embedded_kernel_source().preamble);
-    auto expect = [&](const char* type, const char* field, std::size_t offset) {
-        checks += fmt::format("static_assert(__builtin_offsetof({0}, {1}) == {2}, \"{0}::{1} is not at {2}\");\n",
-                              type, field, offset);
-    };
-#define TROPICAL_EXPECT_FIELD(device_type, host_type, field) expect(device_type, #field, offsetof(host_type, field))
-    TROPICAL_EXPECT_FIELD("TgOperand", KernelOperand, ptr);
-    TROPICAL_EXPECT_FIELD("TgOperand", KernelOperand, row_stride);
-    TROPICAL_EXPECT_FIELD("TgOperand", KernelOperand, col_stride);
-    TROPICAL_EXPECT_FIELD("TgOperand", KernelOperand, batch_stride);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, a);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, b);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, c);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, argmax);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, m);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, n);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, k);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, batch);
-    TROPICAL_EXPECT_FIELD("TgGemmParams", GemmKernelParams, accumulate);
-    TROPICAL_EXPECT_FIELD("TgBackwardParams", BackwardKernelParams, grad_c);
-    TROPICAL_EXPECT_FIELD("TgBackwardParams", BackwardKernelParams, argmax);
-    TROPICAL_EXPECT_FIELD("TgBackwardParams", BackwardKernelParams, other);
-    TROPICAL_EXPECT_FIELD("TgBackwardParams", BackwardKernelParams, grad);
-    TROPICAL_EXPECT_FIELD("TgBackwardParams", BackwardKernelParams, m);
-    TROPICAL_EXPECT_FIELD("TgBackwardParams", BackwardKernelParams, batch);
-    TROPICAL_EXPECT_FIELD("TgBackwardParams", BackwardKernelParams, multiply_by_other);
-#undef TROPICAL_EXPECT_FIELD
-    checks += fmt::format("static_assert(sizeof(TgGemmParams) == {}, \"TgGemmParams size\");\n", sizeof(GemmKernelParams));
-    checks += fmt::format("static_assert(sizeof(TgBackwardParams) == {}, \"TgBackwardParams size\");\n",
-                          sizeof(BackwardKernelParams));
-    const auto compiler = make_nvrtc_compiler();
-    EXPECT_NO_THROW(compiler->compile("layout_check", checks, compile_options(90, false)));
-}

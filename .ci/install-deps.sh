@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what building and testing tropical-gemm needs on a Debian machine that already has the
+# CUDA toolkit (its headers and NVRTC; no GPU needed). Safe to run again.
+set -euo pipefail
+packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev python3-pip)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if ! ls /usr/local/cuda/include/nvrtc.h >/dev/null 2>&1 && [ -z "${CUDA_HOME:-}" ]; then
+    echo "install-deps: the CUDA toolkit (nvrtc.h, libnvrtc) was not found under /usr/local/cuda; install it or set CUDA_HOME" >&2
+    exit 1
+fi

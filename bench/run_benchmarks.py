@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Runs the benchmark suite and writes a dated markdown report in the format of bench/RESULTS.md.
+
+    python3 bench/run_benchmarks.py --build build [--filter REGEX] [--out report.md] [--json-dir DIR]
+
+It runs build/bench/throughput_bench and build/bench/startup_bench with Google Benchmark's JSON
+output, then prints one table per suite with the GPU, driver, commit, date and the command line.
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def gpu_description():
+    try:
+        out = run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm", "--format=csv,noheader"])
+        return out.strip().splitlines()[0]
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown GPU (nvidia-smi not available)"
+
+
+def commit():
+    try:
+        sha = run(["git", "rev-parse", "--short=12", "HEAD"]).strip()
+        dirty = run(["git", "status", "--porcelain", "--untracked-files=no"]).strip()
+        return sha + ("+uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run_suite(binary, filter_regex, json_path):
+    cmd = [binary, f"--benchmark_out={json_path}", "--benchmark_out_format=json"]
+    if filter_regex:
+        cmd.append(f"--benchmark_filter={filter_regex}")
+    print("running:", " ".join(cmd), file=sys.stderr, flush=True)
+    subprocess.run(cmd, check=False, stdout=sys.stderr)
+    with open(json_path) as f:
+        return json.load(f)
+
+
+def short_name(name):
+    return name.split("/iterations:")[0].replace("/manual_time", "")
+
+
+def fmt(value, digits=2):
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def throughput_table(data):
+    rows = ["| benchmark | median time | Tops | of limit | GB/s | of HBM |", "|---|---|---|---|---|---|"]
+    for b in data.get("benchmarks", []):
+        if b.get("error_occurred"):
+            rows.append(f"| {short_name(b['name'])} | error: {b.get('error_message', '')[:80]} | | | | |")
+            continue
+        median_us = b.get("median_us")
+        time = f"{median_us / 1000:.3f} ms" if median_us and median_us >= 1000 else f"{fmt(median_us, 1)} µs"
+        of_limit = b.get("of_limit")
+        of_hbm = b.get("of_hbm")
+        rows.append(
+            f"| {short_name(b['name'])} | {time} | {fmt(b.get('Tops'))} | "
+            f"{'' if of_limit is None else f'{100 * of_limit:.0f}%'} | {fmt(b.get('GBps'), 0)} | "
+            f"{'' if of_hbm is None else f'{100 * of_hbm:.0f}%'} |"
+        )
+    return "\n".join(rows)
+
+
+def startup_table(data):
+    rows = ["| case | time (ms) | context (ms) | whole process (ms) | kernel (µs) | overhead (µs) | enqueue (µs) |",
+            "|---|---|---|---|---|---|---|"]
+    for b in data.get("benchmarks", []):
+        if b.get("error_occurred"):
+            rows.append(f"| {short_name(b['name'])} | error: {b.get('error_message', '')[:80]} | | | | | |")
+            continue
+        scale = {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b.get("time_unit", "ms")]
+        rows.append(
+            f"| {short_name(b['name'])} | {b['real_time'] * scale:.3f} | {fmt(b.get('context_ms'))} | "
+            f"{fmt(b.get('process_ms'))} | {fmt(b.get('kernel_us'))} | {fmt(b.get('overhead_us'))} | {fmt(b.get('call_us'))} |"
+        )
+    return "\n".join(rows)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build", help="the CMake build folder")
+    parser.add_argument("--filter", default="", help="regex passed to --benchmark_filter of both suites")
+    parser.add_argument("--suites", default="throughput,startup", help="which suites to run")
+    parser.add_argument("--out", help="write the markdown here (default: stdout)")
+    parser.add_argument("--json-dir", default=".", help="where the raw JSON goes")
+    args = parser.parse_args()
+
+    today = datetime.date.today().isoformat()
+    header = [
+        f"### Run of {today}",
+        "",
+        f"- GPU: {gpu_description()}",
+        f"- commit: {commit()}",
+        f"- command: `python3 bench/run_benchmarks.py {' '.join(sys.argv[1:])}`",
+        "",
+    ]
+    sections = []
+    suites = args.suites.split(",")
+    if "throughput" in suites:
+        data = run_suite(os.path.join(args.build, "bench", "throughput_bench"), args.filter,
+                         os.path.join(args.json_dir, "throughput.json"))
+        sections += ["#### Throughput", "", throughput_table(data), ""]
+    if "startup" in suites:
+        data = run_suite(os.path.join(args.build, "bench", "startup_bench"), args.filter,
+                         os.path.join(args.json_dir, "startup.json"))
+        sections += ["#### Start-up (fresh processes; time excludes context creation)", "", startup_table(data), ""]
+    text = "\n".join(header + sections)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

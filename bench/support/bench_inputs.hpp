@@ -1,0 +1,58 @@
+#pragma once
+// Device inputs for benchmarks: random values of the right range for each type and semiring,
+// several copies so that consecutive runs read memory that is not in L2.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <tropical/device_buffer.hpp>
+#include <tropical/types.hpp>
+
+namespace tropical::bench {
+
+// Values a user would multiply: floats in [-8, 8] ([0, 8] for MaxMul), integers in [-1000, 1000]
+// ([0, 1000] for MaxMul, keeping i32 products in range).
+template <class T>
+std::vector<T> random_values(std::size_t count, Semiring semiring, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<T> out(count);
+    const bool nonnegative = semiring == Semiring::MaxMul;
+    if constexpr (std::is_floating_point_v<T>) {
+        std::uniform_real_distribution<T> d(nonnegative ? T(0) : T(-8), T(8));
+        for (auto& v : out) v = d(rng);
+    } else {
+        std::uniform_int_distribution<T> d(nonnegative ? T(0) : T(-1000), T(1000));
+        for (auto& v : out) v = d(rng);
+    }
+    return out;
+}
+
+// A rotating set of `copies` device buffers of `count` elements each, all holding random data.
+template <class T>
+class RotatingInput {
+public:
+    RotatingInput(std::size_t count, int copies, Semiring semiring, std::uint64_t seed) {
+        const auto host = random_values<T>(count, semiring, seed);
+        for (int i = 0; i < copies; ++i) buffers_.push_back(std::make_unique<DeviceBuffer<T>>(std::span<const T>(host)));
+    }
+    // Replaces the contents of every copy.
+    void upload(std::span<const T> host) {
+        for (auto& buffer : buffers_) buffer->upload(host);
+    }
+    T* operator[](std::size_t i) const { return buffers_[i % buffers_.size()]->data(); }
+    std::size_t copies() const { return buffers_.size(); }
+
+private:
+    std::vector<std::unique_ptr<DeviceBuffer<T>>> buffers_;
+};
+
+// How many copies of a working set of `bytes` make consecutive runs miss an L2 of `l2_bytes`.
+inline int copies_to_defeat_l2(std::size_t bytes, std::size_t l2_bytes) {
+    if (bytes == 0) return 1;
+    return static_cast<int>(std::clamp<std::size_t>((3 * l2_bytes + bytes - 1) / bytes, 1, 8));
+}
+
+}  // namespace tropical::bench

@@ -1,0 +1,40 @@
+#pragma once
+// Times GPU work with CUDA events on a stream, as RMM's cuda_event_timer does: the clock that
+// counts is the GPU's, not the host's.
+#include <cuda.h>
+
+#include "context/scoped_context.hpp"
+#include "driver/cuda_driver.hpp"
+#include <tropical/context.hpp>
+
+namespace tropical::bench {
+
+class GpuTimer {
+public:
+    explicit GpuTimer(CUstream stream = nullptr) : stream_(stream) {
+        TROPICAL_CU(cuEventCreate(&start_, CU_EVENT_DEFAULT));
+        TROPICAL_CU(cuEventCreate(&stop_, CU_EVENT_DEFAULT));
+    }
+    ~GpuTimer() {
+        detail::driver().cuEventDestroy(start_);
+        detail::driver().cuEventDestroy(stop_);
+    }
+    GpuTimer(const GpuTimer&) = delete;
+    GpuTimer& operator=(const GpuTimer&) = delete;
+
+    void start() { TROPICAL_CU(cuEventRecord(start_, stream_)); }
+    // Seconds since start(), after waiting for the stream to get there.
+    double stop() {
+        TROPICAL_CU(cuEventRecord(stop_, stream_));
+        TROPICAL_CU(cuEventSynchronize(stop_));
+        float ms = 0;
+        TROPICAL_CU(cuEventElapsedTime(&ms, start_, stop_));
+        return ms * 1e-3;
+    }
+
+private:
+    CUstream stream_;
+    CUevent start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace tropical::bench

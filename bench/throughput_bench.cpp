@@ -1,0 +1,244 @@
+// Throughput of every kernel group, type and semiring over a size sweep, timed with CUDA events on
+// inputs rotated beyond L2. Reports tropical Tops (2*M*N*K per product over the median time) and
+// that as a fraction of the hardware limit; backward kernels report the bytes they must move
+// against HBM bandwidth.
+//
+//   throughput_bench [--limits=f32:33.4,f64:16.7,i32:33.4,i64:8.4,hbm:4300] [Google Benchmark flags]
+// The limits are the H200's from shared/REFERENCE.md (Tops; hbm in GB/s); give others for another GPU.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "driver/cuda_driver.hpp"
+#include "support/bench_inputs.hpp"
+#include "support/gpu_timer.hpp"
+#include <tropical/context.hpp>
+#include <tropical/gemm.hpp>
+
+using namespace tropical;
+using namespace tropical::bench;
+
+namespace {
+
+std::map<std::string, double> g_limits = {{"f32", 33.4}, {"f64", 16.7}, {"i32", 33.4}, {"i64", 8.4}, {"hbm", 4300}};
+
+enum class Kind { Gemm, Argmax, Batched, BackwardA, BackwardB };
+
+struct Case {
+    Kind kind;
+    DType dtype;
+    Semiring semiring;
+    std::int64_t m, n, k, batch = 1;
+    Layout la = Layout::RowMajor, lb = Layout::RowMajor, lc = Layout::RowMajor;
+};
+
+std::size_t l2_bytes() {
+    CUdevice device = 0;
+    int bytes = 0;
+    TROPICAL_CU(cuDeviceGet(&device, 0));
+    TROPICAL_CU(cuDeviceGetAttribute(&bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
+    return static_cast<std::size_t>(bytes);
+}
+
+template <class T>
+MatrixView<T> view(T* data, std::int64_t rows, std::int64_t cols, Layout layout) {
+    return layout == Layout::RowMajor ? row_major(data, rows, cols) : col_major(data, rows, cols);
+}
+
+// Runs `launch(i)` once untimed (the kernel is compiled or loaded then), then once per benchmark
+// iteration between two events; returns the median seconds.
+double time_launches(benchmark::State& state, const std::function<void(std::size_t)>& launch) {
+    launch(0);
+    GpuTimer timer;
+    std::vector<double> seconds;
+    std::size_t i = 1;
+    for (auto _ : state) {
+        timer.start();
+        launch(i++);
+        const double s = timer.stop();
+        state.SetIterationTime(s);
+        seconds.push_back(s);
+    }
+    std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
+    return seconds[seconds.size() / 2];
+}
+
+template <class T, class S>
+void run_case(benchmark::State& state, const Case& c) {
+    try {
+        CudaContext::for_device(0);
+    } catch (const Error& e) {
+        state.SkipWithError(e.what());
+        for (auto _ : state) {
+        }
+        return;
+    }
+    const auto a_count = static_cast<std::size_t>(c.m * c.k * c.batch);
+    const auto b_count = static_cast<std::size_t>(c.k * c.n * c.batch);
+    const auto c_count = static_cast<std::size_t>(c.m * c.n * c.batch);
+    const bool backward = c.kind == Kind::BackwardA || c.kind == Kind::BackwardB;
+    const bool with_index = c.kind == Kind::Argmax || backward;
+    const std::size_t set_bytes = (a_count + b_count + c_count) * sizeof(T) + (with_index ? c_count * 4 : 0);
+    const int copies = copies_to_defeat_l2(set_bytes, l2_bytes());
+    state.counters["copies"] = copies;
+
+    RotatingInput<T> a(a_count, copies, c.semiring, 1), b(b_count, copies, c.semiring, 2);
+    RotatingInput<T> out(c_count, copies, c.semiring, 3);
+    // Random indices in [0, K): the scatter pattern of a real backward pass.
+    RotatingInput<std::int32_t> index(with_index ? c_count : 0, copies, Semiring::MaxMul, 4);
+    if (backward) {
+        std::mt19937 rng(5);
+        std::uniform_int_distribution<std::int32_t> d(0, static_cast<std::int32_t>(c.k - 1));
+        std::vector<std::int32_t> host(c_count);
+        for (auto& v : host) v = d(rng);
+        index.upload(host);
+    }
+
+    const std::int64_t sa = c.m * c.k, sb = c.k * c.n, sc = c.m * c.n;  // batch strides
+    std::function<void(std::size_t)> launch;
+    switch (c.kind) {
+    case Kind::Gemm:
+        launch = [&](std::size_t i) {
+            gemm<S>(view<const T>(a[i], c.m, c.k, c.la), view<const T>(b[i], c.k, c.n, c.lb), view(out[i], c.m, c.n, c.lc));
+        };
+        break;
+    case Kind::Batched:
+        launch = [&](std::size_t i) {
+            gemm_batched<S>(batched(view<const T>(a[i], c.m, c.k, c.la), sa), batched(view<const T>(b[i], c.k, c.n, c.lb), sb),
+                            batched(view(out[i], c.m, c.n, c.lc), sc), c.batch);
+        };
+        break;
+    case Kind::Argmax:
+        launch = [&](std::size_t i) {
+            gemm_with_argmax<S>(view<const T>(a[i], c.m, c.k, c.la), view<const T>(b[i], c.k, c.n, c.lb),
+                                view(out[i], c.m, c.n, c.lc), row_major(index[i], c.m, c.n));
+        };
+        break;
+    case Kind::BackwardA:
+        launch = [&](std::size_t i) {
+            gemm_backward_a<S>(view<const T>(out[i], c.m, c.n, c.lc), row_major<const std::int32_t>(index[i], c.m, c.n),
+                               view<const T>(b[i], c.k, c.n, c.lb), view(a[i], c.m, c.k, c.la));
+        };
+        break;
+    case Kind::BackwardB:
+        launch = [&](std::size_t i) {
+            gemm_backward_b<S>(view<const T>(out[i], c.m, c.n, c.lc), row_major<const std::int32_t>(index[i], c.m, c.n),
+                               view<const T>(a[i], c.m, c.k, c.la), view(b[i], c.k, c.n, c.lb));
+        };
+        break;
+    }
+    const double median = time_launches(state, launch);
+    state.counters["median_us"] = median * 1e6;
+    if (backward) {
+        // What a backward pass must move: grad_C and argmax read once, the gradient written once,
+        // and for MaxMul the other operand read once.
+        const double grad = static_cast<double>(c.kind == Kind::BackwardA ? a_count : b_count) * sizeof(T);
+        const double bytes = static_cast<double>(c_count) * (sizeof(T) + 4) + grad * (c.semiring == Semiring::MaxMul ? 2 : 1);
+        state.counters["GBps"] = bytes / median * 1e-9;
+        state.counters["of_hbm"] = bytes / median * 1e-9 / g_limits["hbm"];
+    } else {
+        const double tops = 2.0 * static_cast<double>(c.m * c.n * c.k * c.batch) / median * 1e-12;
+        state.counters["Tops"] = tops;
+        state.counters["of_limit"] = tops / g_limits[std::string(to_string(c.dtype))];
+    }
+}
+
+template <class S>
+void dispatch_type(benchmark::State& state, const Case& c) {
+    switch (c.dtype) {
+    case DType::F32: return run_case<float, S>(state, c);
+    case DType::F64: return run_case<double, S>(state, c);
+    case DType::I32: return run_case<std::int32_t, S>(state, c);
+    case DType::I64: return run_case<std::int64_t, S>(state, c);
+    }
+}
+
+void dispatch(benchmark::State& state, Case c) {
+    switch (c.semiring) {
+    case Semiring::MaxPlus: return dispatch_type<MaxPlus>(state, c);
+    case Semiring::MinPlus: return dispatch_type<MinPlus>(state, c);
+    case Semiring::MaxMul: return dispatch_type<MaxMul>(state, c);
+    }
+}
+
+void add(const std::string& name, const Case& c) {
+    const double terms = static_cast<double>(c.m * c.n * c.k * c.batch);
+    // Enough timed runs for a stable median: at least 10, more for short kernels.
+    const auto iterations = static_cast<benchmark::IterationCount>(std::clamp(2e10 / std::max(terms, 1.0), 10.0, 200.0));
+    benchmark::RegisterBenchmark(name.c_str(), dispatch, c)->UseManualTime()->Iterations(iterations)->Unit(benchmark::kMicrosecond);
+}
+
+char layout_letter(Layout l) { return l == Layout::RowMajor ? 'R' : 'C'; }
+
+void register_all() {
+    const DType types[] = {DType::F32, DType::F64, DType::I32, DType::I64};
+    const Semiring semirings[] = {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul};
+    for (DType t : types)
+        for (Semiring s : semirings) {
+            const std::string ts = fmt::format("{}/{}", to_string(t), to_string(s));
+            const bool wide = t == DType::F32 || t == DType::I32;
+            for (std::int64_t n : {64, 128, 256, 512, 1024, 2048, 4096, 8192}) {
+                if (n == 8192 && !wide) continue;
+                add(fmt::format("gemm/{}/{}", ts, n), {Kind::Gemm, t, s, n, n, n});
+            }
+            for (std::int64_t n : {1024, 4096, 8192}) {
+                if (n == 8192 && !wide) continue;
+                add(fmt::format("argmax/{}/{}", ts, n), {Kind::Argmax, t, s, n, n, n});
+            }
+            for (auto [count, n] : {std::pair{4096, 128}, std::pair{16384, 64}, std::pair{1024, 256}, std::pair{256, 64}})
+                add(fmt::format("batched/{}/{}x{}", ts, count, n), {Kind::Batched, t, s, n, n, n, count});
+        }
+    for (DType t : {DType::F32, DType::F64})
+        for (Semiring s : semirings) {
+            add(fmt::format("backward_a/{}/{}/4096", to_string(t), to_string(s)), {Kind::BackwardA, t, s, 4096, 4096, 4096});
+            add(fmt::format("backward_b/{}/{}/4096", to_string(t), to_string(s)), {Kind::BackwardB, t, s, 4096, 4096, 4096});
+        }
+    // Every layout combination of A, B and C at n = 4096.
+    for (Layout la : {Layout::RowMajor, Layout::ColMajor})
+        for (Layout lb : {Layout::RowMajor, Layout::ColMajor})
+            for (Layout lc : {Layout::RowMajor, Layout::ColMajor}) {
+                Case c{Kind::Gemm, DType::F32, Semiring::MaxPlus, 4096, 4096, 4096};
+                c.la = la, c.lb = lb, c.lc = lc;
+                add(fmt::format("layouts/f32/maxplus/4096/{}{}{}", layout_letter(la), layout_letter(lb), layout_letter(lc)), c);
+            }
+}
+
+// Reads --limits=f32:33.4,... and removes it from argv before Google Benchmark sees it.
+void take_limits(int& argc, char** argv) {
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (!arg.starts_with("--limits=")) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        std::string rest = arg.substr(9);
+        while (!rest.empty()) {
+            const auto comma = rest.find(',');
+            const std::string item = rest.substr(0, comma);
+            rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+            const auto colon = item.find(':');
+            if (colon != std::string::npos) g_limits[item.substr(0, colon)] = std::stod(item.substr(colon + 1));
+        }
+    }
+    argc = out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    take_limits(argc, argv);
+    register_all();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    for (const auto& [name, value] : g_limits) benchmark::AddCustomContext("limit_" + name, fmt::format("{}", value));
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
