@@ -16,9 +16,27 @@ tropical_status fail(tropical_status status, const char* message) {
     return status;
 }
 
-tropical::detail::OperandRef operand(const tropical_matrix* m) {
+// C enums arrive as plain ints: range-check them before they become the C++ enums (which are
+// 8 bits wide, so an unchecked 256 would quietly turn into 0).
+template <class Enum>
+Enum checked_enum(long long value, long long count, const char* what) {
+    if (value < 0 || value >= count)
+        throw tropical::InvalidArgument(std::string("unknown ") + what + " (" + std::to_string(value) + ")");
+    return static_cast<Enum>(value);
+}
+
+tropical::Layout checked_layout(int32_t value, const char* name) {
+    if (value != TROPICAL_ROW_MAJOR && value != TROPICAL_COL_MAJOR)
+        throw tropical::InvalidArgument(std::string(name) + " has an unknown layout (" + std::to_string(value) +
+                                        "); use TROPICAL_ROW_MAJOR or TROPICAL_COL_MAJOR");
+    return static_cast<tropical::Layout>(value);
+}
+
+tropical::detail::OperandRef operand(const tropical_matrix* m, const char* name) {
     if (!m) return {};
-    return {m->data, m->rows, m->cols, m->ld, static_cast<tropical::Layout>(m->layout), m->batch_stride};
+    return {m->data, m->rows, m->cols, m->ld,
+            checked_layout(m->layout, name),
+            m->batch_stride};
 }
 
 template <class Body>
@@ -51,9 +69,12 @@ tropical_status run(tropical::detail::Operation op, tropical_semiring semiring, 
                 throw tropical::InvalidArgument(std::string("the matrix descriptor ") + names[i] + " is NULL");
         tropical::detail::Request q;
         q.operation = op;
-        q.semiring = static_cast<tropical::Semiring>(semiring);
-        q.dtype = static_cast<tropical::DType>(dtype);
-        q.a = operand(a), q.b = operand(b), q.c = operand(c), q.argmax = operand(argmax), q.grad = operand(grad);
+        q.semiring = checked_enum<tropical::Semiring>(semiring, 3, "semiring");
+        q.dtype = checked_enum<tropical::DType>(dtype, 4, "element type");
+        const bool backward = op == tropical::detail::Operation::BackwardA || op == tropical::detail::Operation::BackwardB;
+        q.a = operand(a, "A"), q.b = operand(b, "B"), q.c = operand(c, backward ? "grad_C" : "C");
+        q.argmax = operand(argmax, "argmax");
+        q.grad = operand(grad, op == tropical::detail::Operation::BackwardA ? "grad_A" : "grad_B");
         q.batch = batch;
         if (options) {
             q.options.stream = static_cast<tropical::Stream>(options->stream);

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -88,6 +90,21 @@ KernelBinaries& KernelBinaries::process_default() {
 }
 
 std::string KernelBinaries::arch_folder(int arch) { return fmt::format("sm_{}", arch); }
+
+const char* KernelBinaries::identity_file_name() { return kIdentityFile; }
+
+std::optional<KernelBinaries::RecordedCompiler> KernelBinaries::recorded_compiler(
+    const std::filesystem::path& format_directory) {
+    std::ifstream in(format_directory / kIdentityFile, std::ios::binary);
+    const std::vector<char> raw{std::istreambuf_iterator<char>(in), {}};
+    const EntryKind kind = EntryKind::Identity;
+    const std::span<const std::byte> bytes{reinterpret_cast<const std::byte*>(raw.data()), raw.size()};
+    const auto entry = decode_entry(bytes, &kIdentityKey, &kind);
+    if (entry.check != EntryCheck::Valid) return std::nullopt;
+    const auto record = parse_identity({reinterpret_cast<const char*>(entry.payload.data()), entry.payload.size()});
+    if (!record) return std::nullopt;
+    return RecordedCompiler{record->major, record->minor, record->path};
+}
 
 KernelBinaries::Stats KernelBinaries::stats() const {
     std::lock_guard lock(mutex_);

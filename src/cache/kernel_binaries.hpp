@@ -53,6 +53,17 @@ public:
     };
     Stats stats() const;
     bool disk_enabled() const { return disk_.has_value(); }
+    // Whether what is compiled now reaches the disk (false: disabled, or the folder is not usable).
+    bool disk_writable() const { return disk_ && disk_->writable(); }
+
+    // The compiler-identity record kept in a format folder: its file name, and what it says if it
+    // verifies. For the cache administration (tropical/cache.hpp).
+    struct RecordedCompiler {
+        int major = 0, minor = 0;
+        std::string library_path;
+    };
+    static const char* identity_file_name();
+    static std::optional<RecordedCompiler> recorded_compiler(const std::filesystem::path& format_directory);
 
     // The instance every CudaContext uses, configured from the environment.
     static KernelBinaries& process_default();

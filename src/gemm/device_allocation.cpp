@@ -37,7 +37,7 @@ void DeviceAllocation::Free::operator()(void* pointer) const noexcept {
 
 void DeviceAllocation::copy_from_host(const void* source, std::size_t bytes, std::size_t offset) {
     if (bytes == 0) return;
-    if (offset + bytes > bytes_)
+    if (offset > bytes_ || bytes > bytes_ - offset)
         throw InvalidArgument(fmt::format("upload of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
     ScopedContext current(CudaContext::for_device(device_).primary_context());
     TROPICAL_CU(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(data()) + offset, source, bytes));
@@ -45,7 +45,7 @@ void DeviceAllocation::copy_from_host(const void* source, std::size_t bytes, std
 
 void DeviceAllocation::copy_to_host(void* destination, std::size_t bytes, std::size_t offset) const {
     if (bytes == 0) return;
-    if (offset + bytes > bytes_)
+    if (offset > bytes_ || bytes > bytes_ - offset)
         throw InvalidArgument(fmt::format("download of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
     ScopedContext current(CudaContext::for_device(device_).primary_context());
     TROPICAL_CU(cuMemcpyDtoH(destination, reinterpret_cast<CUdeviceptr>(data()) + offset, bytes));
