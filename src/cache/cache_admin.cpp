@@ -18,6 +18,7 @@
 
 #include "cache/cache_key.hpp"
 #include "cache/entry_format.hpp"
+#include "cache/file_trust.hpp"
 #include "cache/kernel_binaries.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
@@ -53,6 +54,11 @@ fs::path normalised(const fs::path& root) {
 }
 
 std::shared_ptr<KernelBinaries> binaries_for(const CacheSettings& settings) {
+    // The cache the library itself uses: share its instance, so that a kernel warmed here is not
+    // compiled a second time when this process later launches it.
+    const CacheSettings defaults = cache_settings_from_environment();
+    if (settings.enabled && defaults.enabled && normalised(defaults.root) == normalised(settings.root))
+        return {std::shared_ptr<KernelBinaries>{}, &KernelBinaries::process_default()};
     auto& tables = warm_tables();
     std::lock_guard lock(tables.mutex);
     auto& slot = tables.by_root[normalised(settings.root)];
@@ -226,6 +232,15 @@ private:
     std::map<std::pair<std::size_t, int>, detail::CacheKey> keys_;
 };
 
+// Why the library would not load the entry at `file` in `folder` (file_trust.hpp), if it would not.
+std::optional<std::string> untrusted(const fs::path& folder, const fs::path& file, const struct stat& info) {
+    const auto format_folder = folder.parent_path();
+    for (const auto& dir : {format_folder.parent_path(), format_folder, folder})
+        if (const auto d = detail::distrust(dir)) return fmt::format("not trusted: {} {}", dir.string(), d->problem);
+    if (const auto d = detail::distrust(info, file)) return fmt::format("not trusted: it {}", d->problem);
+    return std::nullopt;
+}
+
 struct Scan {
     CacheListing listing;
     std::vector<fs::path> temp_files;
@@ -281,6 +296,11 @@ Scan scan(const CacheSettings& settings) {
             const auto decoded = detail::decode_entry(bytes, &parsed->key, &expected_kind);
             entry.valid = decoded.check == detail::EntryCheck::Valid;
             if (!entry.valid) entry.problem = std::string(detail::to_string(decoded.check));
+            // The library refuses what another user could have written; so does the listing.
+            if (const auto why = untrusted(top.path(), file.path(), info)) {
+                entry.valid = false;
+                entry.problem = *why;
+            }
             entry.current = current.matches(entry, parsed->key);
             listing.entry_bytes += entry.bytes;
             listing.entries.push_back(std::move(entry));
@@ -392,6 +412,10 @@ std::string_view to_string(CacheEntryKind kind) noexcept {
 CacheListing list_cache(const CacheSettings& settings) { return scan(settings).listing; }
 
 void load_cache_entry(const CacheEntry& entry, int device_ordinal) {
+    struct stat info {};
+    if (::stat(entry.path.c_str(), &info) == 0)
+        if (const auto why = untrusted(entry.path.parent_path(), entry.path, info))
+            throw InvalidArgument(fmt::format("{} is not safe to load: {}", entry.path.string(), *why));
     const auto bytes = read_file(entry.path);
     const auto key = parse_key(entry.key);
     const auto kind = detail_kind(entry.kind);

@@ -11,7 +11,8 @@
 //   | MinPlus  | min |  +  | +inf (integers: the type's maximum) |  0  |
 //   | MaxMul   | max |  *  | 0                                 |  1  |
 //
-//   Floating point: (x) is IEEE + or *, so -inf + +inf = NaN and 0 * inf = NaN.
+//   Floating point: (x) is IEEE + or *, so -inf + +inf = NaN and 0 * inf = NaN; a -0 input is read
+//   as +0.
 //   NaN: if any term (or, with accumulate, C_old) is NaN, the result is NaN.
 //   Integers, MaxPlus/MinPlus: the zero is exact and absorbing, zero (x) x = zero for every x.
 //     Finite inputs must satisfy |x| <= 2^28 (i32) or |x| <= 2^60 (i64); within that range no sum
@@ -90,6 +91,12 @@ bool is_nan(T x) {
 
 template <class T>
 T times(Semiring s, T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+        // Inputs are read as x + 0, which turns -0 into +0 (and leaves everything else alone), as
+        // the kernels do: equal values then have equal bits, and a zero result is +0.
+        a = a + T(0);
+        b = b + T(0);
+    }
     if (s == Semiring::MaxMul) return a * b;
     if constexpr (std::is_integral_v<T>) {
         if (a == zero<T>(s) || b == zero<T>(s)) return zero<T>(s);
