@@ -40,9 +40,14 @@ def run_suite(binary, filter_regex, json_path):
     if filter_regex:
         cmd.append(f"--benchmark_filter={filter_regex}")
     print("running:", " ".join(cmd), file=sys.stderr, flush=True)
-    subprocess.run(cmd, check=False, stdout=sys.stderr)
-    with open(json_path) as f:
-        return json.load(f)
+    result = subprocess.run(cmd, check=False, stdout=sys.stderr)
+    try:
+        with open(json_path) as f:
+            return json.load(f)
+    except (OSError, json.JSONDecodeError):
+        # A suite that died leaves no (or half a) JSON file: say so in the report, run the rest.
+        return {"benchmarks": [{"name": f"{os.path.basename(binary)} (exit code {result.returncode})",
+                                "error_occurred": True, "error_message": "the suite crashed; see its log"}]}
 
 
 def short_name(name):

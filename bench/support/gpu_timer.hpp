@@ -11,7 +11,8 @@ namespace tropical::bench {
 
 class GpuTimer {
 public:
-    explicit GpuTimer(CUstream stream = nullptr) : stream_(stream) {
+    explicit GpuTimer(CUstream stream = nullptr, int device = 0)
+        : current_(CudaContext::for_device(device).primary_context()), stream_(stream) {
         TROPICAL_CU(cuEventCreate(&start_, CU_EVENT_DEFAULT));
         TROPICAL_CU(cuEventCreate(&stop_, CU_EVENT_DEFAULT));
     }
@@ -33,6 +34,7 @@ public:
     }
 
 private:
+    detail::ScopedContext current_;  // events belong to a context: the device's primary one
     CUstream stream_;
     CUevent start_ = nullptr, stop_ = nullptr;
 };
