@@ -34,11 +34,12 @@ struct TgGemmParams {
 // For every (b,i,j) whose argmax k is in [0, K):
 //   grad_a: grad[i,k] += grad_c[i,j] * (multiply_by_other ? other[k,j] : 1)   (other = B)
 //   grad_b: grad[k,j] += grad_c[i,j] * (multiply_by_other ? other[i,k] : 1)   (other = A)
+// overwrite: grad = route(...) instead of grad += (only with the shared-memory path; see backward()).
 struct TgBackwardParams {
     TgOperand grad_c, argmax, other, grad;
     long long m, n, k, batch;
     int multiply_by_other;
-    int reserved;
+    int overwrite;
 };
 
 namespace tg {
@@ -82,6 +83,8 @@ __device__ __forceinline__ double min_nan(double x, double y) { return (y < x ||
 
 __device__ __forceinline__ int bits(float x) { return __float_as_int(x); }
 __device__ __forceinline__ int bits(int x) { return x; }
+__device__ __forceinline__ float from_bits(int x, float) { return __int_as_float(x); }
+__device__ __forceinline__ int from_bits(int x, int) { return x; }
 
 // max(a + b, acc) and min(a + b, acc): one DPX instruction for i32 on sm_90 (emulated elsewhere).
 __device__ __forceinline__ int add_max(int a, int b, int acc) { return __viaddmax_s32(a, b, acc); }
@@ -151,6 +154,13 @@ struct Ring;
 
 template <class T>
 struct Ring<MaxPlus, T, false> {
+    // Without NaN in the terms: a compare-select whose ordered compare also keeps a NaN accumulator.
+    static __device__ __forceinline__ T mac_ordered(T a, T b, T acc) {
+        const T s = a + b;
+        return s > acc ? s : acc;
+    }
+    // x may make a NaN term (NaN, or the infinity opposite to the zero that pads the tiles).
+    static __device__ __forceinline__ bool unsafe(T x) { return !(x < infinity(T())); }
     static __device__ __forceinline__ T zero() { return -infinity(T()); }
     static __device__ __forceinline__ T stage(T x) { return x + T(0); }
     static __device__ __forceinline__ T init() { return zero(); }
@@ -163,6 +173,13 @@ struct Ring<MaxPlus, T, false> {
 
 template <class T>
 struct Ring<MinPlus, T, false> {
+    // Without NaN in the terms: a compare-select whose ordered compare also keeps a NaN accumulator.
+    static __device__ __forceinline__ T mac_ordered(T a, T b, T acc) {
+        const T s = a + b;
+        return s < acc ? s : acc;
+    }
+    // x may make a NaN term (NaN, or the infinity opposite to the zero that pads the tiles).
+    static __device__ __forceinline__ bool unsafe(T x) { return !(x > -infinity(T())); }
     static __device__ __forceinline__ T zero() { return infinity(T()); }
     static __device__ __forceinline__ T stage(T x) { return x + T(0); }
     static __device__ __forceinline__ T init() { return zero(); }
@@ -176,6 +193,11 @@ struct Ring<MinPlus, T, false> {
 // Starting at the zero 0 makes negative inputs (outside the domain) give max(0, max_k a*b).
 template <class T>
 struct Ring<MaxMul, T, false> {
+    static __device__ __forceinline__ T mac_ordered(T a, T b, T acc) {
+        const T s = a * b;
+        return s > acc ? s : acc;
+    }
+    static __device__ __forceinline__ bool unsafe(T x) { return !(fabs(x) < infinity(T())); }
     static __device__ __forceinline__ T zero() { return T(0); }
     static __device__ __forceinline__ T stage(T x) { return x + T(0); }
     static __device__ __forceinline__ T init() { return zero(); }
@@ -233,25 +255,34 @@ struct Ring<MaxMul, T, true> {
 // ---------------------------------------------------------------------------------------------
 // The tiled main loop, shared by every forward kernel.
 //
-// A block computes a BM x BN tile of C with K-slices of BK staged in shared memory (two buffers, so
-// one barrier per slice); each thread owns TM x TN results. A thread's rows (and columns) come in
-// groups of VEC adjacent elements, groups BM / (TM / VEC) apart, so that its fragment is read with
-// 128-bit shared loads and a warp's loads fall in distinct banks.
+// A block computes a BM x BN tile of C in K-slices of BK, staged in shared memory as [k][row of A]
+// and [k][column of B], in two buffers, so one barrier per slice. While slice s is computed, slice
+// s+1 travels from global memory through registers: its loads are issued before the compute and
+// their values stored to the other buffer after it, so the compute hides their latency. Each thread
+// owns TM x TN results; its rows (and columns) come in groups of VEC adjacent elements, GROUP_M
+// (GROUP_N) apart, read with 128-bit shared loads that fall in distinct banks.
 
-template <int BM_, int BN_, int BK_, int TM_, int TN_>
+// BK: k rows per shared slice (one barrier each); SK: k rows each thread carries through registers
+// at a time (a slice is fetched in BK / SK stages, to keep those registers few).
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int SK_ = BK_>
 struct Tile {
-    static constexpr int bm = BM_, bn = BN_, bk = BK_, tm = TM_, tn = TN_;
+    static constexpr int bm = BM_, bn = BN_, bk = BK_, tm = TM_, tn = TN_, sk = SK_;
     static constexpr int threads = (BM_ / TM_) * (BN_ / TN_);
 };
 
 // Gemm tiles: 8x8 results per thread for 32-bit types (a 4x4 tile saturates shared memory before
-// the ALUs); 4x4 for 64-bit types, whose 64 accumulators would need 128 registers at 8x8.
-using Gemm32 = Tile<128, 128, 8, 8, 8>;     // 256 threads
+// the ALUs), 128 registers so that two blocks share a multiprocessor; 4x4 for i64, 8x4 for f64.
+// bench/NOTES.md has the measurements behind each choice.
+using Gemm32 = Tile<128, 128, 16, 8, 8, 8>; // 256 threads
+// f32 runs as fast with slices of 8 (measured on the H200; i32 loses 3% there) and its fragments
+// then compile in two thirds of the time.
+using GemmF32 = Tile<128, 128, 8, 8, 8, 8>; // 256 threads
 using Gemm64 = Tile<64, 64, 8, 4, 4>;       // 256 threads
-// Argmax costs 4 instructions per term, 3 of them on the half-rate pipe (FMNMX, ISETP, SEL), which
-// bounds it near 9.5 Tops on an H200 whatever the tile (128x128/8x8 spills and is no faster), so
-// the lighter 4x4 tile suffices. Going past that needs fewer per-term instructions, not a tile.
-using Argmax32 = Tile<64, 64, 8, 4, 4>;     // 256 threads
+// f64 at 4x4 would read as many shared bytes per term as shared memory delivers: 8x4 per thread.
+using GemmF64 = Tile<64, 64, 8, 8, 4>;      // 128 threads
+// Argmax of 32-bit types tracks slices (see gemm()): per result a running and a slice accumulator
+// and the slice index, 96 registers at 8x4, so 8x4 per thread and three blocks of 128 threads.
+using Argmax32 = Tile<64, 64, 16, 8, 4, 8>;  // 128 threads
 // Batched tiles, for many products of 64..256: one 64x64 tile keeps blocks small and plentiful.
 using Batched32 = Tile<64, 64, 8, 8, 8>;    // 64 threads
 using Batched64 = Tile<64, 64, 8, 4, 4>;    // 256 threads
@@ -261,100 +292,273 @@ struct alignas(16) Vec16 {
     T v[16 / sizeof(T)];
 };
 
-// One operand's global -> shared staging. Each thread loads LOADS elements per K-slice at
-// (outer0 + r*d_outer, k0 + r*d_k) for r < LOADS, outer being rows of A or columns of B. When the
-// operand is contiguous along k the warp walks k first, otherwise along the outer dimension, so
-// either layout reads whole sectors. Shared rows are padded by VEC elements so that the transposed
-// walk spreads over the banks and rows stay 16-byte aligned.
+// x, as a value the compiler cannot reason about (nor hoist what depends on it out of a loop).
+__device__ __forceinline__ int opaque(int x) {
+    asm volatile("" : "+r"(x));
+    return x;
+}
+__device__ __forceinline__ long long opaque(long long x) {
+    asm volatile("" : "+l"(x));
+    return x;
+}
+
+// A count of remaining elements, clamped into int range (tiles are far smaller than 2^30).
+__device__ __forceinline__ int left_of(long long x) { return x < 0 ? 0 : (x > (1LL << 30) ? (1 << 30) : static_cast<int>(x)); }
+
+// One operand's global -> shared staging. Each thread moves VECS 16-byte vectors per K-slice. A
+// vector runs along the operand's contiguous dimension: k for a row-major A or a column-major B, the
+// outer dimension (rows of A, columns of B) otherwise. Where the operand is aligned for it a vector
+// is one 128-bit load, else (and at the edges of the matrix) VEC scalar loads. Vectors along k go
+// to shared memory as VEC scalar stores down the k rows, a warp covering 16 outer indices x 2
+// vectors, so that the stores fall in distinct banks; vectors along the outer dimension go as one
+// 128-bit store, a warp covering one k row. Shared rows are padded by VEC elements.
+// Only the pointers and shared offsets live in registers; the rest is recomputed from the kernel
+// parameters where needed, to leave the registers to the accumulators.
 template <class T, int OUTER, int BK, int THREADS>
 struct Stager {
     static constexpr int VEC = 16 / sizeof(T);
     static constexpr int LD = OUTER + VEC;
-    static constexpr int LOADS = OUTER * BK / THREADS;
-    static_assert(OUTER * BK % THREADS == 0 && THREADS % BK == 0 && THREADS % OUTER == 0, "staging map");
+    static constexpr int VECS = OUTER * BK / (VEC * THREADS);
+    static_assert(VECS >= 1 && OUTER * BK == VECS * VEC * THREADS, "staging map");
+    static_assert((BK / VEC) % 2 == 0 && OUTER % VEC == 0, "staging map");
 
-    const T* ptr;            // this thread's first element in the current K-slice
-    long long step;          // between a thread's successive elements
-    long long slice_step;    // from one K-slice to the next
-    long long outer_left;    // elements r with r*d_outer < outer_left lie inside the matrix
-    long long k_left;        // likewise along k, for the current slice
-    int d_outer, d_k;
-    int smem;                // shared offset of the first element
-    int smem_step;
+    const T* ptr[VECS];  // element 0 of each vector in the current slice
+    int smem[VECS];      // shared offset of element 0
 
-    // outer_stride/k_stride: element strides of this operand along its outer dimension and along k.
-    __device__ __forceinline__ Stager(const T* base, long long outer_stride, long long k_stride,
-                                      long long outer_begin, long long outer_size, long long k_size) {
-        const int tid = threadIdx.x;
-        const bool k_fast = k_stride == 1;
-        const int outer0 = k_fast ? tid / BK : tid % OUTER;
-        const int kk0 = k_fast ? tid % BK : tid / OUTER;
-        d_outer = k_fast ? THREADS / BK : 0;
-        d_k = k_fast ? 0 : THREADS / OUTER;
-        ptr = base + (outer_begin + outer0) * outer_stride + kk0 * k_stride;
-        step = d_outer * outer_stride + d_k * k_stride;
-        slice_step = BK * k_stride;
-        outer_left = outer_size - outer_begin - outer0;
-        k_left = k_size - kk0;
-        smem = kk0 * LD + outer0;
-        smem_step = d_k * LD + d_outer;
+    static __device__ __forceinline__ bool k_along(long long outer_stride, long long k_stride) {
+        return k_stride == 1 || outer_stride != 1;
     }
-
-    // Raw values: staging waits for stash(), so that nothing waits on the loads before the compute.
-    template <class R>
-    __device__ __forceinline__ void fetch(T (&regs)[LOADS]) const {
-#pragma unroll
-        for (int r = 0; r < LOADS; ++r) {
-            regs[r] = R::zero();
-            if (r * d_outer < outer_left && r * d_k < k_left) regs[r] = ptr[r * step];
+    static __device__ __forceinline__ bool vec_ok(const T* base, long long outer_stride, long long k_stride) {
+        const bool ka = k_along(outer_stride, k_stride);
+        return (ka ? k_stride : outer_stride) == 1 && (ka ? outer_stride : k_stride) % VEC == 0 &&
+               reinterpret_cast<unsigned long long>(base) % 16 == 0;
+    }
+    // In-tile coordinates of vector r's element 0.
+    static __device__ __forceinline__ void place(bool ka, int r, int& o, int& k, int tid = threadIdx.x) {
+        const int v = r * THREADS + tid;
+        if (ka) {
+            const int rest = v >> 1;
+            o = rest % OUTER;
+            k = ((v & 1) + 2 * (rest / OUTER)) * VEC;
+        } else {
+            o = (v % (OUTER / VEC)) * VEC;
+            k = v / (OUTER / VEC);
         }
     }
 
-    __device__ __forceinline__ void next_slice() {
-        ptr += slice_step;
-        k_left -= BK;
+    __device__ __forceinline__ Stager(const T* base, long long outer_stride, long long k_stride, long long outer_begin) {
+        const bool ka = k_along(outer_stride, k_stride);
+#pragma unroll
+        for (int r = 0; r < VECS; ++r) {
+            int o, k;
+            place(ka, r, o, k);
+            ptr[r] = base + (outer_begin + o) * outer_stride + k * k_stride;
+            smem[r] = k * LD + o;
+        }
     }
 
+    // Raw values, the semiring's zero outside the matrix (outer_left, k_left: what remains of each
+    // dimension from this tile's and slice's first index); staging waits for stash(). fast: the
+    // whole slice lies inside the matrix and vec_ok (the caller knows it for the block).
     template <class R>
-    __device__ __forceinline__ void stash(T* tile, const T (&regs)[LOADS]) const {
+    __device__ __forceinline__ void fetch(Vec16<T> (&regs)[VECS], bool fast, long long outer_stride, long long k_stride,
+                                          long long outer_left, long long k_left) const {
+        if (fast) {
 #pragma unroll
-        for (int r = 0; r < LOADS; ++r) tile[smem + r * smem_step] = R::stage(regs[r]);
+            for (int r = 0; r < VECS; ++r) regs[r] = *reinterpret_cast<const Vec16<T>*>(ptr[r]);
+            return;
+        }
+        // Everything of this rare path is computed here from values the compiler cannot see
+        // through, so that none of it is hoisted into the registers that the main loop needs.
+        outer_stride = opaque(outer_stride);
+        k_stride = opaque(k_stride);
+        outer_left = opaque(outer_left);
+        k_left = opaque(k_left);
+        const bool ka = k_along(outer_stride, k_stride);
+        const bool vec = vec_ok(ptr[0], outer_stride, k_stride);
+        const long long cstride = ka ? k_stride : outer_stride;
+        const int ol = left_of(outer_left), kl = left_of(k_left);
+        const int al = ka ? kl : ol, ac = ka ? ol : kl;
+        const int tid = opaque(static_cast<int>(threadIdx.x));
+#pragma unroll
+        for (int r = 0; r < VECS; ++r) {
+            int o, k;
+            place(ka, r, o, k, tid);
+            const int along = ka ? k : o, across = ka ? o : k;
+            if (vec && along + VEC <= al && across < ac) {
+                regs[r] = *reinterpret_cast<const Vec16<T>*>(ptr[r]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < VEC; ++e)
+                    regs[r].v[e] = (along + e < al && across < ac) ? ptr[r][e * cstride] : R::zero();
+            }
+        }
+    }
+
+    __device__ __forceinline__ void next_stage(long long k_stride) {
+#pragma unroll
+        for (int r = 0; r < VECS; ++r) ptr[r] += BK * k_stride;
+    }
+
+    template <class R, bool STAGE, bool KA>
+    __device__ __forceinline__ void stash_as(T* tile, const Vec16<T> (&regs)[VECS]) const {
+#pragma unroll
+        for (int r = 0; r < VECS; ++r) {
+            Vec16<T> v;
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) v.v[e] = STAGE ? R::stage(regs[r].v[e]) : regs[r].v[e];
+            if constexpr (KA) {
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) tile[smem[r] + e * LD] = v.v[e];
+            } else {
+                *reinterpret_cast<Vec16<T>*>(tile + smem[r]) = v;
+            }
+        }
+    }
+    template <class R, bool STAGE>
+    __device__ __forceinline__ void stash(T* tile, const Vec16<T> (&regs)[VECS], bool ka) const {
+        if (ka) stash_as<R, STAGE, true>(tile, regs);
+        else stash_as<R, STAGE, false>(tile, regs);
     }
 };
+
+// One k step of the register tile: acc[i][j] = acc[i][j] (+) A[row_i, k] (x) B[k, col_j].
+template <class R, class T, int TM, int TN, int GROUP_M, int GROUP_N, bool ARGMAX, bool ORDERED = false>
+__device__ __forceinline__ void k_step(T (&acc)[TM][TN], int (&arg)[TM][TN], const T* a_row, const T* b_row, int k) {
+    constexpr int VEC = 16 / sizeof(T);
+    T fa[TM], fb[TN];
+#pragma unroll
+    for (int g = 0; g < TM / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(a_row + g * GROUP_M);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) fa[g * VEC + e] = v.v[e];
+    }
+#pragma unroll
+    for (int g = 0; g < TN / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(b_row + g * GROUP_N);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) fb[g * VEC + e] = v.v[e];
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            if constexpr (ARGMAX && sizeof(T) == 4) {
+                // One mac and one compare: for 32-bit types the accumulator's bits change exactly
+                // when the term beats it (strictly better, or the first NaN). Staging leaves no -0
+                // term but MaxMul's out-of-domain 0 * -x, and FMNMX keeps the +0 accumulator then.
+                const T n = R::mac(fa[i], fb[j], acc[i][j]);
+                if (bits(n) != bits(acc[i][j])) arg[i][j] = k;
+                acc[i][j] = n;
+            } else if constexpr (ARGMAX) {
+                const T t = R::times(fa[i], fb[j]);
+                if (R::beats(t, acc[i][j])) {
+                    acc[i][j] = t;
+                    arg[i][j] = k;
+                }
+            } else if constexpr (ORDERED) {
+                acc[i][j] = R::mac_ordered(fa[i], fb[j], acc[i][j]);
+            } else {
+                acc[i][j] = R::mac(fa[i], fb[j], acc[i][j]);
+            }
+        }
+}
+
+// The same for the argmax of 32-bit types: a slice's own accumulators, whose first term needs no
+// (+) (so that the tracking costs nothing per term).
+template <class R, class T, int TM, int TN, int GROUP_M, int GROUP_N, bool FIRST>
+__device__ __forceinline__ void k_step_slice(T (&sacc)[TM][TN], const T* a_row, const T* b_row) {
+    constexpr int VEC = 16 / sizeof(T);
+    T fa[TM], fb[TN];
+#pragma unroll
+    for (int g = 0; g < TM / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(a_row + g * GROUP_M);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) fa[g * VEC + e] = v.v[e];
+    }
+#pragma unroll
+    for (int g = 0; g < TN / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(b_row + g * GROUP_N);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) fb[g * VEC + e] = v.v[e];
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) sacc[i][j] = FIRST ? R::times(fa[i], fb[j]) : R::mac(fa[i], fb[j], sacc[i][j]);
+}
+
+// Bits equal, or both NaN: the term that gave an accumulator its value.
+template <class T>
+__device__ __forceinline__ bool same_term(T term, T acc) {
+    if constexpr (IsInt<T>::value) return term == acc;
+    else return bits(term) == bits(acc) || (term != term && acc != acc);
+}
 
 template <class Cfg, class S, class T, bool ARGMAX>
 __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     using R = Ring<S, T>;
-    constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, TM = Cfg::tm, TN = Cfg::tn;
+    constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, SK = Cfg::sk, TM = Cfg::tm, TN = Cfg::tn;
+    constexpr int STAGES = BK / SK;
+    static_assert(BK % SK == 0, "a slice is fetched in whole stages");
     constexpr int THREADS = Cfg::threads;
     constexpr int VEC = 16 / sizeof(T);
     static_assert(TM % VEC == 0 && TN % VEC == 0, "fragments are read in 128-bit pieces");
-    using StageA = Stager<T, BM, BK, THREADS>;
-    using StageB = Stager<T, BN, BK, THREADS>;
+    using StageA = Stager<T, BM, SK, THREADS>;
+    using StageB = Stager<T, BN, SK, THREADS>;
     constexpr int LDA = StageA::LD, LDB = StageB::LD;
     // A thread's fragment: groups of VEC adjacent rows (columns), GROUP_M (GROUP_N) apart.
     constexpr int GROUP_M = BM / (TM / VEC), GROUP_N = BN / (TN / VEC);
+    // Float inputs are staged as x + 0 (no -0) only where the argmax compares bits; elsewhere the
+    // result is normalised once instead, which gives the same value.
+    constexpr bool STAGE = ARGMAX || IsInt<T>::value;
+    // Argmax of 32-bit types: each slice's terms go to their own accumulators, combined with the
+    // running ones at the end of the slice, where arg records the last slice that changed them
+    // (strictly better, or the first NaN; 3 instructions per result per slice instead of 2 per
+    // term). The epilogue rescans that slice's BK terms from global memory for the first k whose
+    // term equals the result.
+    constexpr bool TRACK = ARGMAX && sizeof(T) == 4;
+    // f64 has no one-instruction NaN-propagating max: the exact compare-select costs 5 instructions
+    // per term (two compares). A slice none of whose inputs can make a NaN term (the barrier ORs
+    // each thread's verdict on what it staged) takes a 4-instruction compare-select instead, whose
+    // ordered compare never replaces a NaN accumulator either.
+    constexpr bool GUARD = !ARGMAX && sizeof(T) == 8 && !IsInt<T>::value;
 
-    __shared__ Vec16<T> smem_a[2 * BK * LDA / VEC];
-    __shared__ Vec16<T> smem_b[2 * BK * LDB / VEC];
-    T* const tile_a = smem_a[0].v;
+    // The two double-buffered tiles; with TRACK, after the main loop, the block's (result bits,
+    // slice) pairs for the rescan, in A's memory (made large enough for them).
+    constexpr int A_VECS = 2 * BK * LDA / VEC, B_VECS = 2 * BK * LDB / VEC;
+    constexpr int RESCAN_VECS = TRACK ? BM * BN * 8 / 16 : 0;
+    __shared__ Vec16<T> smem[A_VECS > RESCAN_VECS ? A_VECS : RESCAN_VECS];
+    __shared__ Vec16<T> smem_b[B_VECS];
+    T* const tile_a = smem[0].v;
     T* const tile_b = smem_b[0].v;
 
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
     const long long M = p.m, N = p.n, K = p.k;
     const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const long long slices = (K + BK - 1) / BK;
+    const long long full_stages = K / SK;
 
     for (long long b = blockIdx.z; b < p.batch; b += gridDim.z) {
         const T* const a_batch = element<T>(p.a, b, 0, 0);
         const T* const b_batch = element<T>(p.b, b, 0, 0);
+        T* const c_batch = element<T>(p.c, b, 0, 0);
+        const bool a_k_along = StageA::k_along(p.a.row_stride, p.a.col_stride);
+        const bool b_k_along = StageB::k_along(p.b.col_stride, p.b.row_stride);
+        const bool a_vec = StageA::vec_ok(a_batch, p.a.row_stride, p.a.col_stride);
+        const bool b_vec = StageB::vec_ok(b_batch, p.b.col_stride, p.b.row_stride);
+        const bool c_vec = !ARGMAX && p.c.col_stride == 1 && p.c.row_stride % VEC == 0 &&
+                           reinterpret_cast<unsigned long long>(c_batch) % 16 == 0;
         for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y) {
             for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) {
                 const long long m0 = tm * BM, n0 = tn * BN;
-                StageA sa(a_batch, p.a.row_stride, p.a.col_stride, m0, M, K);
-                StageB sb(b_batch, p.b.col_stride, p.b.row_stride, n0, N, K);
+                StageA sa(a_batch, p.a.row_stride, p.a.col_stride, m0);
+                StageB sb(b_batch, p.b.col_stride, p.b.row_stride, n0);
+                // Interior tiles of aligned operands load whole stages with 128-bit loads alone.
+                const bool fast_tile = a_vec && b_vec && m0 + BM <= M && n0 + BN <= N;
 
                 T acc[TM][TN];
+                T sacc[TM][TN];    // dead, and removed, unless TRACK
                 int arg[TM][TN];   // dead, and removed, unless ARGMAX
 #pragma unroll
                 for (int i = 0; i < TM; ++i)
@@ -364,89 +568,264 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                         arg[i][j] = -1;
                     }
 
-                T ra[StageA::LOADS], rb[StageB::LOADS];
-                if (slices > 0) {
-                    sa.template fetch<R>(ra);
-                    sb.template fetch<R>(rb);
-                    sa.template stash<R>(tile_a, ra);
-                    sb.template stash<R>(tile_b, rb);
+                Vec16<T> ra[StageA::VECS], rb[StageB::VECS];
+                // Stage q holds k in [q*SK, (q+1)*SK); slice s is stages s*STAGES .. +STAGES-1.
+                auto fetch = [&](long long q) {
+                    const bool fast = fast_tile && q < full_stages;
+                    sa.template fetch<R>(ra, fast, p.a.row_stride, p.a.col_stride, M - m0, K - q * SK);
+                    sb.template fetch<R>(rb, fast, p.b.col_stride, p.b.row_stride, N - n0, K - q * SK);
+                };
+                bool unsafe = false;   // dead unless GUARD
+                auto stash = [&](int buf, int h) {
+                    if constexpr (GUARD) {
+#pragma unroll
+                        for (int r = 0; r < StageA::VECS; ++r)
+#pragma unroll
+                            for (int e = 0; e < VEC; ++e) unsafe = unsafe || R::unsafe(ra[r].v[e]);
+#pragma unroll
+                        for (int r = 0; r < StageB::VECS; ++r)
+#pragma unroll
+                            for (int e = 0; e < VEC; ++e) unsafe = unsafe || R::unsafe(rb[r].v[e]);
+                    }
+                    sa.template stash<R, STAGE>(tile_a + (buf * BK + h * SK) * LDA, ra, a_k_along);
+                    sb.template stash<R, STAGE>(tile_b + (buf * BK + h * SK) * LDB, rb, b_k_along);
+                    sa.next_stage(p.a.col_stride);
+                    sb.next_stage(p.b.row_stride);
+                };
+#pragma unroll
+                for (int h = 0; h < STAGES; ++h) {
+                    fetch(h);
+                    stash(0, h);
+                }
+                bool exact = true;   // the slice about to be computed may make NaN terms
+                if constexpr (GUARD) {
+                    exact = __syncthreads_or(unsafe);
+                    unsafe = false;
+                } else {
                     __syncthreads();
                 }
-                // Slice s is read from buffer s&1 while slice s+1 travels through registers into the
-                // other buffer, which everyone finished reading before the previous barrier.
+                // Slice s is read from buffer s&1 while slice s+1 travels, a stage at a time,
+                // through registers into the other buffer, which everyone finished reading before
+                // the previous barrier. Past the last slice the fetch reads nothing and the stash
+                // is never read.
                 for (long long s = 0; s < slices; ++s) {
                     const int buf = static_cast<int>(s & 1);
-                    const bool more = s + 1 < slices;
-                    if (more) {
-                        sa.next_slice();
-                        sb.next_slice();
-                        sa.template fetch<R>(ra);
-                        sb.template fetch<R>(rb);
-                    }
-                    const T* const sa_buf = tile_a + buf * BK * LDA;
-                    const T* const sb_buf = tile_b + buf * BK * LDB;
+                    const T* const a_buf = tile_a + buf * BK * LDA + ty * VEC;
+                    const T* const b_buf = tile_b + buf * BK * LDB + tx * VEC;
                     const int k0 = static_cast<int>(s * BK);   // argmax is int32: K < 2^31 there
 #pragma unroll
-                    for (int kk = 0; kk < BK; ++kk) {
-                        T fa[TM], fb[TN];
+                    for (int h = 0; h < STAGES; ++h) {
+                        fetch((s + 1) * STAGES + h);
 #pragma unroll
-                        for (int g = 0; g < TM / VEC; ++g) {
-                            const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(sa_buf + kk * LDA + g * GROUP_M + ty * VEC);
-#pragma unroll
-                            for (int e = 0; e < VEC; ++e) fa[g * VEC + e] = v.v[e];
+                        for (int kk = h * SK; kk < (h + 1) * SK; ++kk) {
+                            if constexpr (TRACK) {
+                                if (kk == 0)
+                                    k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, true>(sacc, a_buf, b_buf);
+                                else
+                                    k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, false>(sacc, a_buf + kk * LDA,
+                                                                                         b_buf + kk * LDB);
+                            } else if (GUARD && !exact) {
+                                k_step<R, T, TM, TN, GROUP_M, GROUP_N, ARGMAX, GUARD>(acc, arg, a_buf + kk * LDA,
+                                                                                      b_buf + kk * LDB, k0 + kk);
+                            } else {
+                                k_step<R, T, TM, TN, GROUP_M, GROUP_N, ARGMAX>(acc, arg, a_buf + kk * LDA,
+                                                                               b_buf + kk * LDB, k0 + kk);
+                            }
                         }
-#pragma unroll
-                        for (int g = 0; g < TN / VEC; ++g) {
-                            const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(sb_buf + kk * LDB + g * GROUP_N + tx * VEC);
-#pragma unroll
-                            for (int e = 0; e < VEC; ++e) fb[g * VEC + e] = v.v[e];
-                        }
+                        stash(buf ^ 1, h);
+                    }
+                    if constexpr (TRACK) {
 #pragma unroll
                         for (int i = 0; i < TM; ++i)
 #pragma unroll
                             for (int j = 0; j < TN; ++j) {
-                                if constexpr (ARGMAX && sizeof(T) == 4) {
-                                    // One mac and one compare: for 32-bit types the accumulator's
-                                    // bits change exactly when the term beats it (strictly better,
-                                    // or the first NaN). Staging leaves no -0 term but MaxMul's
-                                    // out-of-domain 0 * -x, and FMNMX keeps the +0 accumulator then.
-                                    const T n = R::mac(fa[i], fb[j], acc[i][j]);
-                                    if (bits(n) != bits(acc[i][j])) arg[i][j] = k0 + kk;
-                                    acc[i][j] = n;
-                                } else if constexpr (ARGMAX) {
-                                    const T t = R::times(fa[i], fb[j]);
-                                    if (R::beats(t, acc[i][j])) {
-                                        acc[i][j] = t;
-                                        arg[i][j] = k0 + kk;
-                                    }
-                                } else {
-                                    acc[i][j] = R::mac(fa[i], fb[j], acc[i][j]);
-                                }
+                                const T n = R::plus(acc[i][j], sacc[i][j]);
+                                if (bits(n) != bits(acc[i][j])) arg[i][j] = static_cast<int>(s);
+                                acc[i][j] = n;
                             }
                     }
-                    if (more) {
-                        sa.template stash<R>(tile_a + (buf ^ 1) * BK * LDA, ra);
-                        sb.template stash<R>(tile_b + (buf ^ 1) * BK * LDB, rb);
+                    if constexpr (GUARD) {
+                        exact = __syncthreads_or(unsafe);
+                        unsafe = false;
+                    } else {
+                        __syncthreads();
                     }
-                    __syncthreads();
                 }
 
-                // Epilogue: each result goes straight to C (and argmax), bounds-checked.
+                // Epilogue: 128-bit stores where C is row-major and aligned, else one by one;
+                // bounds-checked.
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const long long row = m0 + (i / VEC) * GROUP_M + ty * VEC + i % VEC;
                     if (row >= M) continue;
 #pragma unroll
-                    for (int j = 0; j < TN; ++j) {
-                        const long long col = n0 + (j / VEC) * GROUP_N + tx * VEC + j % VEC;
-                        if (col >= N) continue;
+                    for (int g = 0; g < TN / VEC; ++g) {
+                        const long long col0 = n0 + g * GROUP_N + tx * VEC;
+                        Vec16<T> v;
+#pragma unroll
+                        for (int e = 0; e < VEC; ++e) {
+                            v.v[e] = R::finish(acc[i][g * VEC + e]);
+                            if constexpr (!STAGE) v.v[e] = v.v[e] + T(0);   // -0 -> +0
+                        }
+                        if (c_vec && col0 + VEC <= N) {
+                            Vec16<T>* const c = reinterpret_cast<Vec16<T>*>(c_batch + row * p.c.row_stride + col0);
+                            if (p.accumulate) {
+                                const Vec16<T> old = *c;
+#pragma unroll
+                                for (int e = 0; e < VEC; ++e) v.v[e] = R::plus(old.v[e], v.v[e]);
+                            }
+                            *c = v;
+                            continue;
+                        }
+#pragma unroll
+                        for (int e = 0; e < VEC; ++e) {
+                            const long long col = col0 + e;
+                            if (col >= N) continue;
+                            T* const c = element<T>(p.c, b, row, col);
+                            T w = v.v[e];
+                            if constexpr (TRACK) {
+                                const int local = static_cast<int>((row - m0) * BN + (col - n0));
+                                reinterpret_cast<int2*>(smem)[local] = make_int2(bits(acc[i][g * VEC + e]), arg[i][g * VEC + e]);
+                            } else if constexpr (ARGMAX) {
+                                *element<int>(p.argmax, b, row, col) = arg[i][g * VEC + e];
+                            } else if (p.accumulate) {
+                                w = R::plus(*c, w);
+                            }
+                            *c = w;
+                        }
+                    }
+                }
+                if constexpr (TRACK) {
+                    // The rescan: each result whose last changing slice is known looks for the
+                    // first k of that slice whose term equals it, all BK loads in flight at once.
+                    // Threads take consecutive columns, so that the loads of B and the stores of
+                    // argmax coalesce where they can.
+                    __syncthreads();
+#pragma unroll 1
+                    for (int o = threadIdx.x; o < BM * BN; o += THREADS) {
+                        const long long row = m0 + o / BN, col = n0 + o % BN;
+                        if (row >= M || col >= N) continue;
+                        const int2 entry = reinterpret_cast<const int2*>(smem)[o];
+                        int found = entry.y;
+                        if (found >= 0) {
+                            const long long k0 = static_cast<long long>(found) * BK;
+                            const T* const pa = element<const T>(p.a, b, row, k0);
+                            const T* const pb = element<const T>(p.b, b, k0, col);
+                            T ta[BK], tb[BK];
+#pragma unroll
+                            for (int t = 0; t < BK; ++t) {
+                                const bool inside = k0 + t < K;
+                                ta[t] = inside ? pa[t * p.a.col_stride] : R::zero();
+                                tb[t] = inside ? pb[t * p.b.row_stride] : R::zero();
+                            }
+                            found = -1;
+#pragma unroll
+                            for (int t = BK - 1; t >= 0; --t) {
+                                const T term = R::times(R::stage(ta[t]), R::stage(tb[t]));
+                                if (k0 + t < K && same_term(term, from_bits(entry.x, T()))) found = static_cast<int>(k0 + t);
+                            }
+                        }
+                        *element<int>(p.argmax, b, row, col) = found;
+                    }
+                }
+                // Before the next tile's prologue writes the shared memory the rescan read.
+                if constexpr (TRACK) __syncthreads();
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small products (a few products of at most a few hundred rows and columns): a BM x BN tile of C
+// per block of 256 threads, 2 x 2 results each, K in slices of BK staged with scalar loads (any
+// layout, bounds-checked) through registers into double-buffered shared memory. Many more blocks
+// than the big-tile kernels give a small product, and few instructions to compile (the first call
+// of a program usually compiles this kernel, so its NVRTC time is start-up time).
+template <class S, class T>
+__device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
+    using R = Ring<S, T>;
+    constexpr int BM = 32, BN = 32, BK = 32, THREADS = 256;
+    constexpr int LD = BM + 2;                      // even: 2-element fragments stay aligned
+    constexpr int LOADS = BM * BK / THREADS;        // per operand and slice
+    constexpr bool STAGE = IsInt<T>::value;         // floats: -0 normalised in the epilogue
+    static_assert(BM == BN && BM * BK % THREADS == 0, "staging map");
+    __shared__ T sa[2][BK][LD];
+    __shared__ T sb[2][BK][LD];
+
+    const int t = threadIdx.x, tx = t % (BN / 2), ty = t / (BN / 2);
+    const long long M = p.m, N = p.n, K = p.k;
+    const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const long long slices = (K + BK - 1) / BK;
+    // A thread's staging slots: slot r holds (outer, k) = (o + r * THREADS / BK, k) where the
+    // operand is contiguous along k, else (o, k + r * THREADS / OUTER): consecutive threads walk
+    // the contiguous dimension of each operand.
+    const bool a_k = p.a.col_stride == 1, b_k = p.b.row_stride == 1;
+    const int ao = a_k ? t / BK : t % BM, ak = a_k ? t % BK : t / BM;
+    const int bo = b_k ? t / BK : t % BN, bk = b_k ? t % BK : t / BN;
+    const int a_do = a_k ? THREADS / BK : 0, a_dk = a_k ? 0 : THREADS / BM;
+    const int b_do = b_k ? THREADS / BK : 0, b_dk = b_k ? 0 : THREADS / BN;
+    const long long a_step = a_do * p.a.row_stride + a_dk * p.a.col_stride;
+    const long long b_step = b_do * p.b.col_stride + b_dk * p.b.row_stride;
+
+    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z) {
+        for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y) {
+            for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) {
+                const long long m0 = tm * BM, n0 = tn * BN;
+                const T* pa = element<const T>(p.a, b, m0 + ao, ak);
+                const T* pb = element<const T>(p.b, b, bk, n0 + bo);
+                const long long a_rows = M - m0 - ao, b_cols = N - n0 - bo;
+                T ra[LOADS], rb[LOADS];
+                auto fetch = [&](long long k0) {
+                    const long long a_ks = K - k0 - ak, b_ks = K - k0 - bk;
+#pragma unroll
+                    for (int r = 0; r < LOADS; ++r) {
+                        ra[r] = r * a_do < a_rows && r * a_dk < a_ks ? pa[r * a_step] : R::zero();
+                        rb[r] = r * b_do < b_cols && r * b_dk < b_ks ? pb[r * b_step] : R::zero();
+                    }
+                    pa += BK * p.a.col_stride;
+                    pb += BK * p.b.row_stride;
+                };
+                auto stash = [&](int buf) {
+#pragma unroll
+                    for (int r = 0; r < LOADS; ++r) {
+                        sa[buf][ak + r * a_dk][ao + r * a_do] = STAGE ? R::stage(ra[r]) : ra[r];
+                        sb[buf][bk + r * b_dk][bo + r * b_do] = STAGE ? R::stage(rb[r]) : rb[r];
+                    }
+                };
+                T acc[2][2];
+#pragma unroll
+                for (int i = 0; i < 2; ++i)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) acc[i][j] = R::init();
+                fetch(0);
+                stash(0);
+                __syncthreads();
+                for (long long s = 0; s < slices; ++s) {
+                    const int buf = static_cast<int>(s & 1);
+                    fetch((s + 1) * BK);
+#pragma unroll 8
+                    for (int kk = 0; kk < BK; ++kk) {
+                        const T a0 = sa[buf][kk][2 * ty], a1 = sa[buf][kk][2 * ty + 1];
+                        const T b0 = sb[buf][kk][2 * tx], b1 = sb[buf][kk][2 * tx + 1];
+                        acc[0][0] = R::mac(a0, b0, acc[0][0]);
+                        acc[0][1] = R::mac(a0, b1, acc[0][1]);
+                        acc[1][0] = R::mac(a1, b0, acc[1][0]);
+                        acc[1][1] = R::mac(a1, b1, acc[1][1]);
+                    }
+                    stash(buf ^ 1);
+                    __syncthreads();
+                }
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    const long long row = m0 + 2 * ty + i;
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        const long long col = n0 + 2 * tx + j;
+                        if (row >= M || col >= N) continue;
                         T* const c = element<T>(p.c, b, row, col);
                         T v = R::finish(acc[i][j]);
-                        if constexpr (ARGMAX) {
-                            *element<int>(p.argmax, b, row, col) = arg[i][j];
-                        } else if (p.accumulate) {
-                            v = R::plus(*c, v);
-                        }
+                        if constexpr (!STAGE) v = v + T(0);   // -0 -> +0
+                        if (p.accumulate) v = R::plus(*c, v);
                         *c = v;
                     }
                 }
@@ -456,20 +835,92 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Backward: route grad_C through the argmax. Atomics, since many (i,j) may share one target.
+// Backward: route grad_C through the argmax. Two ways, chosen by the host through the dynamic
+// shared memory it gives the launch:
+//  - in shared memory (enough of it for K values per block): grad_A one row at a time (a block
+//    reads row i of grad_C and argmax and adds into a shared row of K values; grad_B one slab of
+//    32 bytes' worth of columns at a time (a block walks those columns down all rows, into a
+//    shared K x slab); then the block writes the row or slab to grad once. Every byte is moved
+//    once, and the additions are shared-memory atomics. With `overwrite` the result replaces grad
+//    (the host then skips zeroing it); otherwise it is added.
+//  - else global atomics over the elements of grad_C (grad zeroed by the host unless accumulating).
 template <class T, bool GRAD_A>
 __device__ __forceinline__ void backward(const TgBackwardParams& p) {
     const long long M = p.m, N = p.n, K = p.k;
+    extern __shared__ Vec16<T> backward_smem[];
+    T* const shared = backward_smem[0].v;
+    unsigned smem_bytes;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(smem_bytes));
+    const int tid = threadIdx.x, threads = blockDim.x;
+    auto contribution = [&](long long b, long long i, long long j, int& k, T& g) {
+        k = *element<const int>(p.argmax, b, i, j);
+        if (k < 0 || k >= K) return false;
+        g = *element<const T>(p.grad_c, b, i, j);
+        if (p.multiply_by_other) g *= GRAD_A ? *element<const T>(p.other, b, k, j) : *element<const T>(p.other, b, i, k);
+        return true;
+    };
+    auto store = [&](T* d, T v) {
+        if (p.overwrite) *d = v;
+        else if (v != T(0)) *d += v;
+    };
+    if (GRAD_A && smem_bytes >= K * sizeof(T)) {
+        for (long long r = blockIdx.x; r < p.batch * M; r += gridDim.x) {
+            const long long b = r / M, i = r % M;
+            for (long long k = tid; k < K; k += threads) shared[k] = T(0);
+            __syncthreads();
+            // (Unrolling this loop to keep 4 loads in flight per thread measured slower on the
+            // H200: 142 us against 102 us for 4096^2; see bench/NOTES.md.)
+            for (long long j = tid; j < N; j += threads) {
+                int k;
+                T g;
+                if (contribution(b, i, j, k, g)) atomicAdd(&shared[k], g);
+            }
+            __syncthreads();
+            for (long long k = tid; k < K; k += threads) store(element<T>(p.grad, b, i, k), shared[k]);
+            __syncthreads();
+        }
+        return;
+    }
+    constexpr int SLAB = 32 / sizeof(T);   // columns per block: one 32-byte sector of each row
+    if (!GRAD_A && smem_bytes >= K * SLAB * sizeof(T)) {
+        const long long slabs = (N + SLAB - 1) / SLAB;
+        for (long long r = blockIdx.x; r < p.batch * slabs; r += gridDim.x) {
+            const long long b = r / slabs, j0 = (r % slabs) * SLAB;
+            for (long long e = tid; e < K * SLAB; e += threads) shared[e] = T(0);
+            __syncthreads();
+            // Eight elements' loads in flight per thread before their additions (one block per
+            // multiprocessor holds its K x SLAB shared values, so its loads must cover latency).
+            constexpr int UNROLL = 8;
+            for (long long e0 = tid; e0 < M * SLAB; e0 += UNROLL * threads) {
+                int k[UNROLL];
+                T g[UNROLL];
+                bool ok[UNROLL];
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    const long long e = e0 + u * threads, i = e / SLAB, j = j0 + e % SLAB;
+                    ok[u] = e < M * SLAB && j < N && contribution(b, i, j, k[u], g[u]);
+                }
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u)
+                    if (ok[u]) atomicAdd(&shared[k[u] * SLAB + (e0 + u * threads) % SLAB], g[u]);
+            }
+            __syncthreads();
+            for (long long e = tid; e < K * SLAB; e += threads) {
+                const long long k = e / SLAB, j = j0 + e % SLAB;
+                if (j < N) store(element<T>(p.grad, b, k, j), shared[e]);
+            }
+            __syncthreads();
+        }
+        return;
+    }
     const long long total = p.batch * M * N;
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    for (long long e = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const long long stride = static_cast<long long>(gridDim.x) * threads;
+    for (long long e = static_cast<long long>(blockIdx.x) * threads + tid; e < total; e += stride) {
         const long long j = e % N, row = e / N;
         const long long i = row % M, b = row / M;
-        const int k = *element<const int>(p.argmax, b, i, j);
-        if (k < 0 || k >= K) continue;
-        T g = *element<const T>(p.grad_c, b, i, j);
-        if (p.multiply_by_other) g *= GRAD_A ? *element<const T>(p.other, b, k, j) : *element<const T>(p.other, b, i, k);
-        atomicAdd(GRAD_A ? element<T>(p.grad, b, i, k) : element<T>(p.grad, b, k, j), g);
+        int k;
+        T g;
+        if (contribution(b, i, j, k, g)) atomicAdd(GRAD_A ? element<T>(p.grad, b, i, k) : element<T>(p.grad, b, k, j), g);
     }
 }
 
@@ -479,47 +930,47 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
 // Fragments. Each marker's threads/tile_m/tile_n must match the Tile it instantiates.
 
 //@kernel name=tropical_gemm_f32_maxplus threads=256 tile_m=128 tile_n=128
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_f32_maxplus(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MaxPlus, float, false>(p);
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_f32_maxplus(const TgGemmParams p) {
+    tg::gemm<tg::GemmF32, tg::MaxPlus, float, false>(p);
 }
 
 //@kernel name=tropical_gemm_f32_minplus threads=256 tile_m=128 tile_n=128
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_f32_minplus(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MinPlus, float, false>(p);
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_f32_minplus(const TgGemmParams p) {
+    tg::gemm<tg::GemmF32, tg::MinPlus, float, false>(p);
 }
 
 //@kernel name=tropical_gemm_f32_maxmul threads=256 tile_m=128 tile_n=128
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_f32_maxmul(const TgGemmParams p) {
-    tg::gemm<tg::Gemm32, tg::MaxMul, float, false>(p);
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_f32_maxmul(const TgGemmParams p) {
+    tg::gemm<tg::GemmF32, tg::MaxMul, float, false>(p);
 }
 
-//@kernel name=tropical_gemm_f64_maxplus threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_f64_maxplus(const TgGemmParams p) {
-    tg::gemm<tg::Gemm64, tg::MaxPlus, double, false>(p);
+//@kernel name=tropical_gemm_f64_maxplus threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_f64_maxplus(const TgGemmParams p) {
+    tg::gemm<tg::GemmF64, tg::MaxPlus, double, false>(p);
 }
 
-//@kernel name=tropical_gemm_f64_minplus threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_f64_minplus(const TgGemmParams p) {
-    tg::gemm<tg::Gemm64, tg::MinPlus, double, false>(p);
+//@kernel name=tropical_gemm_f64_minplus threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_f64_minplus(const TgGemmParams p) {
+    tg::gemm<tg::GemmF64, tg::MinPlus, double, false>(p);
 }
 
-//@kernel name=tropical_gemm_f64_maxmul threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_f64_maxmul(const TgGemmParams p) {
-    tg::gemm<tg::Gemm64, tg::MaxMul, double, false>(p);
+//@kernel name=tropical_gemm_f64_maxmul threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_f64_maxmul(const TgGemmParams p) {
+    tg::gemm<tg::GemmF64, tg::MaxMul, double, false>(p);
 }
 
 //@kernel name=tropical_gemm_i32_maxplus threads=256 tile_m=128 tile_n=128
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_i32_maxplus(const TgGemmParams p) {
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_i32_maxplus(const TgGemmParams p) {
     tg::gemm<tg::Gemm32, tg::MaxPlus, int, false>(p);
 }
 
 //@kernel name=tropical_gemm_i32_minplus threads=256 tile_m=128 tile_n=128
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_i32_minplus(const TgGemmParams p) {
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_i32_minplus(const TgGemmParams p) {
     tg::gemm<tg::Gemm32, tg::MinPlus, int, false>(p);
 }
 
 //@kernel name=tropical_gemm_i32_maxmul threads=256 tile_m=128 tile_n=128
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_i32_maxmul(const TgGemmParams p) {
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_i32_maxmul(const TgGemmParams p) {
     tg::gemm<tg::Gemm32, tg::MaxMul, int, false>(p);
 }
 
@@ -538,18 +989,18 @@ extern "C" __global__ void __launch_bounds__(256) tropical_gemm_i64_maxmul(const
     tg::gemm<tg::Gemm64, tg::MaxMul, long long, false>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_f32_maxplus threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_f32_maxplus(const TgGemmParams p) {
+//@kernel name=tropical_gemm_argmax_f32_maxplus threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_argmax_f32_maxplus(const TgGemmParams p) {
     tg::gemm<tg::Argmax32, tg::MaxPlus, float, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_f32_minplus threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_f32_minplus(const TgGemmParams p) {
+//@kernel name=tropical_gemm_argmax_f32_minplus threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_argmax_f32_minplus(const TgGemmParams p) {
     tg::gemm<tg::Argmax32, tg::MinPlus, float, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_f32_maxmul threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_f32_maxmul(const TgGemmParams p) {
+//@kernel name=tropical_gemm_argmax_f32_maxmul threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_argmax_f32_maxmul(const TgGemmParams p) {
     tg::gemm<tg::Argmax32, tg::MaxMul, float, true>(p);
 }
 
@@ -568,18 +1019,18 @@ extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_f64_maxmu
     tg::gemm<tg::Gemm64, tg::MaxMul, double, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_i32_maxplus threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_i32_maxplus(const TgGemmParams p) {
+//@kernel name=tropical_gemm_argmax_i32_maxplus threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_argmax_i32_maxplus(const TgGemmParams p) {
     tg::gemm<tg::Argmax32, tg::MaxPlus, int, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_i32_minplus threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_i32_minplus(const TgGemmParams p) {
+//@kernel name=tropical_gemm_argmax_i32_minplus threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_argmax_i32_minplus(const TgGemmParams p) {
     tg::gemm<tg::Argmax32, tg::MinPlus, int, true>(p);
 }
 
-//@kernel name=tropical_gemm_argmax_i32_maxmul threads=256 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(256) tropical_gemm_argmax_i32_maxmul(const TgGemmParams p) {
+//@kernel name=tropical_gemm_argmax_i32_maxmul threads=128 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_argmax_i32_maxmul(const TgGemmParams p) {
     tg::gemm<tg::Argmax32, tg::MaxMul, int, true>(p);
 }
 
@@ -668,12 +1119,72 @@ extern "C" __global__ void __launch_bounds__(256) tropical_backward_a_f64(const 
     tg::backward<double, true>(p);
 }
 
-//@kernel name=tropical_backward_b_f32 threads=256 tile_m=0 tile_n=0
-extern "C" __global__ void __launch_bounds__(256) tropical_backward_b_f32(const TgBackwardParams p) {
+//@kernel name=tropical_backward_b_f32 threads=1024 tile_m=0 tile_n=0
+extern "C" __global__ void __launch_bounds__(1024) tropical_backward_b_f32(const TgBackwardParams p) {
     tg::backward<float, false>(p);
 }
 
-//@kernel name=tropical_backward_b_f64 threads=256 tile_m=0 tile_n=0
-extern "C" __global__ void __launch_bounds__(256) tropical_backward_b_f64(const TgBackwardParams p) {
+//@kernel name=tropical_backward_b_f64 threads=1024 tile_m=0 tile_n=0
+extern "C" __global__ void __launch_bounds__(1024) tropical_backward_b_f64(const TgBackwardParams p) {
     tg::backward<double, false>(p);
+}
+
+//@kernel name=tropical_small_f32_maxplus threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_f32_maxplus(const TgGemmParams p) {
+    tg::gemm_small<tg::MaxPlus, float>(p);
+}
+
+//@kernel name=tropical_small_f32_minplus threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_f32_minplus(const TgGemmParams p) {
+    tg::gemm_small<tg::MinPlus, float>(p);
+}
+
+//@kernel name=tropical_small_f32_maxmul threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_f32_maxmul(const TgGemmParams p) {
+    tg::gemm_small<tg::MaxMul, float>(p);
+}
+
+//@kernel name=tropical_small_f64_maxplus threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_f64_maxplus(const TgGemmParams p) {
+    tg::gemm_small<tg::MaxPlus, double>(p);
+}
+
+//@kernel name=tropical_small_f64_minplus threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_f64_minplus(const TgGemmParams p) {
+    tg::gemm_small<tg::MinPlus, double>(p);
+}
+
+//@kernel name=tropical_small_f64_maxmul threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_f64_maxmul(const TgGemmParams p) {
+    tg::gemm_small<tg::MaxMul, double>(p);
+}
+
+//@kernel name=tropical_small_i32_maxplus threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_i32_maxplus(const TgGemmParams p) {
+    tg::gemm_small<tg::MaxPlus, int>(p);
+}
+
+//@kernel name=tropical_small_i32_minplus threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_i32_minplus(const TgGemmParams p) {
+    tg::gemm_small<tg::MinPlus, int>(p);
+}
+
+//@kernel name=tropical_small_i32_maxmul threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_i32_maxmul(const TgGemmParams p) {
+    tg::gemm_small<tg::MaxMul, int>(p);
+}
+
+//@kernel name=tropical_small_i64_maxplus threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_i64_maxplus(const TgGemmParams p) {
+    tg::gemm_small<tg::MaxPlus, long long>(p);
+}
+
+//@kernel name=tropical_small_i64_minplus threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_i64_minplus(const TgGemmParams p) {
+    tg::gemm_small<tg::MinPlus, long long>(p);
+}
+
+//@kernel name=tropical_small_i64_maxmul threads=256 tile_m=32 tile_n=32
+extern "C" __global__ void __launch_bounds__(256) tropical_small_i64_maxmul(const TgGemmParams p) {
+    tg::gemm_small<tg::MaxMul, long long>(p);
 }

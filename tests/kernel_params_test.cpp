@@ -39,6 +39,7 @@ SAME_FIELD(BackwardKernelParams, TgBackwardParams, n);
 SAME_FIELD(BackwardKernelParams, TgBackwardParams, k);
 SAME_FIELD(BackwardKernelParams, TgBackwardParams, batch);
 SAME_FIELD(BackwardKernelParams, TgBackwardParams, multiply_by_other);
+SAME_FIELD(BackwardKernelParams, TgBackwardParams, overwrite);
 static_assert(sizeof(host::BackwardKernelParams) == sizeof(device::TgBackwardParams));
 
 TEST(KernelParams, HostAndDeviceLayoutsAgree) {

@@ -1,6 +1,7 @@
 // The one entry point behind the templates of tropical/gemm.hpp and the C ABI: validate, choose a
 // kernel, launch it. No allocation and no synchronisation on this path.
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -18,28 +19,66 @@ namespace {
 
 constexpr std::int64_t kMaxGridY = 65535;
 constexpr std::int64_t kMaxGridZ = 65535;
-// Products up to this size in M and N use the kernels tuned for small matrices.
-constexpr std::int64_t kSmallProduct = 256;
 
 KernelOperand kernel_operand(const OperandRef& r) {
     return {const_cast<void*>(r.data), r.layout == Layout::RowMajor ? r.ld : 1, r.layout == Layout::RowMajor ? 1 : r.ld,
             r.batch_stride};
 }
 
-const KernelInfo& choose_kernel(const Request& q, const Shape& s) {
-    KernelGroup group = KernelGroup::Gemm;
-    switch (q.operation) {
-    case Operation::Gemm:
-        group = (s.m <= kSmallProduct && s.n <= kSmallProduct) ? KernelGroup::Batched : KernelGroup::Gemm;
-        break;
-    case Operation::GemmArgmax: group = KernelGroup::GemmArgmax; break;
-    case Operation::BackwardA: group = KernelGroup::BackwardA; break;
-    case Operation::BackwardB: group = KernelGroup::BackwardB; break;
-    }
-    const KernelInfo* kernel = find_kernel(group, q.dtype, q.semiring);
+// Shared memory a block may use: 48 KiB without asking; more (up to these, with a little left for
+// the static part) where the device allows it to a kernel that asks.
+constexpr std::size_t kDefaultSharedMemory = 48 * 1024;
+std::size_t shared_memory_limit(int arch) {
+    if (arch == 90 || arch == 100 || arch == 103) return 220 * 1024;
+    if (arch == 80 || arch == 87) return 160 * 1024;
+    return kDefaultSharedMemory;
+}
+
+const KernelInfo* required(const KernelInfo* kernel, std::string_view what, const Request& q) {
     if (!kernel)
-        throw Unsupported(fmt::format("no {} kernel for {} {}", to_string(group), to_string(q.dtype), to_string(q.semiring)));
-    return *kernel;
+        throw Unsupported(fmt::format("no {} kernel for {} {}", what, to_string(q.dtype), to_string(q.semiring)));
+    return kernel;
+}
+
+// The small-tile product kernels (tropical_small_<type>_<semiring>), looked up by name once.
+const KernelInfo* small_kernel(DType dtype, Semiring semiring) {
+    static const auto table = [] {
+        std::array<std::array<const KernelInfo*, 3>, 4> t{};
+        for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64})
+            for (Semiring r : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul})
+                t[static_cast<int>(d)][static_cast<int>(r)] =
+                    find_kernel(fmt::format("tropical_small_{}_{}", to_string(d), to_string(r)));
+        return t;
+    }();
+    return table[static_cast<int>(dtype)][static_cast<int>(semiring)];
+}
+
+// Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
+// area is inside C) and that still gives the GPU enough blocks: the big-tile gemm kernel with two
+// blocks per multiprocessor, the 64 x 64 batched kernel with one, else the 32 x 32 small kernel,
+// which gives a single small product 4 to 16 times more blocks than the others.
+const KernelInfo& choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocessors) {
+    switch (q.operation) {
+    case Operation::Gemm: {
+        auto fits = [&](const KernelInfo* kernel, std::int64_t min_blocks) {
+            const KernelFragment& f = fragment_of(*kernel);
+            const std::int64_t tiles_m = (s.m + f.tile_m - 1) / f.tile_m, tiles_n = (s.n + f.tile_n - 1) / f.tile_n;
+            const double covered = static_cast<double>(s.m) * static_cast<double>(s.n) /
+                                   (static_cast<double>(tiles_m * f.tile_m) * static_cast<double>(tiles_n * f.tile_n));
+            return covered >= 0.75 && q.batch * tiles_m * tiles_n >= min_blocks;
+        };
+        const KernelInfo* gemm = required(find_kernel(KernelGroup::Gemm, q.dtype, q.semiring), "gemm", q);
+        if (fits(gemm, 2 * multiprocessors)) return *gemm;
+        const KernelInfo* batched = required(find_kernel(KernelGroup::Batched, q.dtype, q.semiring), "batched", q);
+        if (fits(batched, multiprocessors)) return *batched;
+        if (const KernelInfo* small = small_kernel(q.dtype, q.semiring)) return *small;
+        return *batched;
+    }
+    case Operation::GemmArgmax: return *required(find_kernel(KernelGroup::GemmArgmax, q.dtype, q.semiring), "gemm_argmax", q);
+    case Operation::BackwardA: return *required(find_kernel(KernelGroup::BackwardA, q.dtype, q.semiring), "backward_a", q);
+    case Operation::BackwardB: return *required(find_kernel(KernelGroup::BackwardB, q.dtype, q.semiring), "backward_b", q);
+    }
+    throw Unsupported("unknown operation");
 }
 
 // grad = 0 before a backward pass that does not accumulate, as 32-bit words row by row.
@@ -69,29 +108,53 @@ void run(const Request& q) {
     if (q.batch == 0 || (!backward && s.empty())) return;
     if (backward && (s.k == 0 || (q.operation == Operation::BackwardA ? s.m == 0 : s.n == 0))) return;
 
-    const KernelInfo& kernel = choose_kernel(q, s);
-    const KernelFragment& fragment = fragment_of(kernel);
+    // Only a product's choice depends on the device; an unsupported request fails before it is touched.
+    const KernelInfo* chosen = q.operation == Operation::Gemm ? nullptr : &choose_kernel(q, s, 0);
     auto& context = CudaContext::for_device(device_of(v));
+    const KernelInfo& kernel = chosen ? *chosen : choose_kernel(q, s, context.multiprocessor_count());
+    const KernelFragment& fragment = fragment_of(kernel);
     CUfunction function = context.kernel(kernel);
     auto stream = reinterpret_cast<CUstream>(q.options.stream);
     ScopedContext current(context.primary_context());
 
     if (backward) {
-        if (!q.options.accumulate) zero_gradient(q.grad, size_of(q.dtype), q.batch, stream);
+        // The shared-memory way (see the kernel) when a block's K values fit: grad_A a row of K,
+        // grad_B K rows of a 32-byte slab of columns. It writes every element of grad, so an
+        // overwriting pass needs no zeroing first.
+        const bool for_a = q.operation == Operation::BackwardA;
+        const std::size_t element = size_of(q.dtype);
+        const auto shared = static_cast<std::size_t>(s.k) * (for_a ? element : 32);
+        // Not where products of a batch share gradient elements (a broadcast gradient): those must add up.
+        const std::int64_t grad_lines = q.grad.layout == Layout::RowMajor ? q.grad.rows : q.grad.cols;
+        const bool disjoint = q.batch == 1 || q.grad.batch_stride >= grad_lines * q.grad.ld;
+        const bool in_shared = disjoint && s.k > 0 && shared <= shared_memory_limit(context.arch());
+        if (!q.options.accumulate && !(in_shared && s.m > 0 && s.n > 0))
+            zero_gradient(q.grad, element, q.batch, stream);
         if (s.m == 0 || s.n == 0) return;
         BackwardKernelParams params;
         params.grad_c = kernel_operand(q.c);
         params.argmax = kernel_operand(q.argmax);
-        params.other = kernel_operand(q.operation == Operation::BackwardA ? q.b : q.a);
+        params.other = kernel_operand(for_a ? q.b : q.a);
         params.grad = kernel_operand(q.grad);
         params.m = s.m, params.n = s.n, params.k = s.k, params.batch = q.batch;
         params.multiply_by_other = q.semiring == Semiring::MaxMul ? 1 : 0;
-        const std::int64_t work = s.m * s.n * q.batch;
-        const std::int64_t blocks = std::clamp<std::int64_t>((work + fragment.threads - 1) / fragment.threads, 1,
-                                                             std::int64_t{context.multiprocessor_count()} * 32);
+        params.overwrite = in_shared && !q.options.accumulate ? 1 : 0;
+        const std::int64_t multiprocessors = context.multiprocessor_count();
+        std::int64_t blocks = 0;
+        if (in_shared) {
+            const std::int64_t units = q.batch * (for_a ? s.m : (s.n + 32 / static_cast<std::int64_t>(element) - 1) /
+                                                                   (32 / static_cast<std::int64_t>(element)));
+            blocks = std::min<std::int64_t>(units, multiprocessors * 64);
+            if (shared > kDefaultSharedMemory)
+                TROPICAL_CU(cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               static_cast<int>(shared)));
+        } else {
+            const std::int64_t work = s.m * s.n * q.batch;
+            blocks = std::clamp<std::int64_t>((work + fragment.threads - 1) / fragment.threads, 1, multiprocessors * 32);
+        }
         void* args[] = {&params};
         TROPICAL_CU(cuLaunchKernel(function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(fragment.threads),
-                                   1, 1, 0, stream, args, nullptr));
+                                   1, 1, in_shared ? static_cast<unsigned>(shared) : 0u, stream, args, nullptr));
         return;
     }
 

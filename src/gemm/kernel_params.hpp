@@ -28,7 +28,7 @@ struct BackwardKernelParams {
     KernelOperand grad_c, argmax, other, grad;
     std::int64_t m = 0, n = 0, k = 0, batch = 1;
     std::int32_t multiply_by_other = 0;
-    std::int32_t reserved = 0;
+    std::int32_t overwrite = 0;  // grad = ... instead of grad += ... (the shared-memory path only)
 };
 
 }  // namespace tropical::detail

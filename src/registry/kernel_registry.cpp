@@ -29,6 +29,13 @@ struct Registry {
         for (auto [group, prefix] : {std::pair{KernelGroup::BackwardA, "tropical_backward_a_"},
                                      std::pair{KernelGroup::BackwardB, "tropical_backward_b_"}})
             for (DType t : {DType::F32, DType::F64}) add(std::string(prefix) + std::string(to_string(t)), group, t, {});
+        // Small-tile products (32 x 32 per block) for a few small products, where the batched kernels'
+        // 64 x 64 tiles would leave most of the GPU idle. They belong to the batched group but come
+        // after it, so that find_kernel(Batched, ...) still names the batched kernels; gemm.cpp
+        // chooses them by name.
+        for (DType t : kAllTypes)
+            for (Semiring s : kAllSemirings)
+                add("tropical_small_" + std::string(to_string(t)) + "_" + std::string(to_string(s)), KernelGroup::Batched, t, s);
         // Views are taken only now: `names` no longer reallocates.
         for (auto& kernel : kernels) kernel.name = names[kernel.index];
     }
