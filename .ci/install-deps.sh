@@ -2,7 +2,9 @@
 # Installs what building and testing tropical-gemm needs on a Debian machine that already has the
 # CUDA toolkit (its headers and NVRTC; no GPU needed). Safe to run again.
 set -euo pipefail
-packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev python3-pip)
+packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev python3-pip python3-venv
+          # clang with libFuzzer and its sanitizer runtimes, for the fuzz build (.ci/fuzz.sh)
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

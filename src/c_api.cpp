@@ -1,4 +1,6 @@
 // The C ABI over detail::run: converts, calls, and turns exceptions into status codes.
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -16,8 +18,19 @@ tropical_status fail(tropical_status status, const char* message) {
     return status;
 }
 
-// C enums arrive as plain ints: range-check them before they become the C++ enums (which are
-// 8 bits wide, so an unchecked 256 would quietly turn into 0).
+// C enums arrive as whatever int the caller passed (C allows any, and so does ctypes). In C++ a
+// value outside an enum's range (0..3 for tropical_semiring) must not even be read through the
+// enum type, so the argument's bits are read as the int32 they are, then range-checked.
+template <class CEnum>
+std::int32_t raw(const CEnum& value) {
+    static_assert(sizeof(CEnum) == sizeof(std::int32_t));
+    std::int32_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+// Range-checked before they become the C++ enums (which are 8 bits wide, so an unchecked 256
+// would quietly turn into 0).
 template <class Enum>
 Enum checked_enum(long long value, long long count, const char* what) {
     if (value < 0 || value >= count)
@@ -56,7 +69,7 @@ tropical_status guarded(Body body) {
     }
 }
 
-tropical_status run(tropical::detail::Operation op, tropical_semiring semiring, tropical_dtype dtype,
+tropical_status run(tropical::detail::Operation op, std::int32_t semiring, std::int32_t dtype,
                     const tropical_matrix* a, const tropical_matrix* b, const tropical_matrix* c,
                     const tropical_matrix* argmax, const tropical_matrix* grad, int64_t batch,
                     const tropical_options* options, const char* required) {
@@ -90,33 +103,36 @@ extern "C" {
 
 tropical_status tropical_gemm(tropical_semiring s, tropical_dtype t, const tropical_matrix* a, const tropical_matrix* b,
                               const tropical_matrix* c, int64_t batch, const tropical_options* options) {
-    return run(tropical::detail::Operation::Gemm, s, t, a, b, c, nullptr, nullptr, batch, options, "11100");
+    return run(tropical::detail::Operation::Gemm, raw(s), raw(t), a, b, c, nullptr, nullptr, batch, options, "11100");
 }
 
 tropical_status tropical_gemm_argmax(tropical_semiring s, tropical_dtype t, const tropical_matrix* a,
                                      const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
                                      int64_t batch, const tropical_options* options) {
-    return run(tropical::detail::Operation::GemmArgmax, s, t, a, b, c, argmax, nullptr, batch, options, "11110");
+    return run(tropical::detail::Operation::GemmArgmax, raw(s), raw(t), a, b, c, argmax, nullptr, batch, options,
+               "11110");
 }
 
 tropical_status tropical_gemm_backward_a(tropical_semiring s, tropical_dtype t, const tropical_matrix* grad_c,
                                          const tropical_matrix* argmax, const tropical_matrix* b,
                                          const tropical_matrix* grad_a, int64_t batch, const tropical_options* options) {
-    return run(tropical::detail::Operation::BackwardA, s, t, nullptr, b, grad_c, argmax, grad_a, batch, options,
-               s == TROPICAL_MAXMUL ? "01111" : "00111");
+    return run(tropical::detail::Operation::BackwardA, raw(s), raw(t), nullptr, b, grad_c, argmax, grad_a, batch,
+               options, raw(s) == TROPICAL_MAXMUL ? "01111" : "00111");
 }
 
 tropical_status tropical_gemm_backward_b(tropical_semiring s, tropical_dtype t, const tropical_matrix* grad_c,
                                          const tropical_matrix* argmax, const tropical_matrix* a,
                                          const tropical_matrix* grad_b, int64_t batch, const tropical_options* options) {
-    return run(tropical::detail::Operation::BackwardB, s, t, a, nullptr, grad_c, argmax, grad_b, batch, options,
-               s == TROPICAL_MAXMUL ? "10111" : "00111");
+    return run(tropical::detail::Operation::BackwardB, raw(s), raw(t), a, nullptr, grad_c, argmax, grad_b, batch,
+               options, raw(s) == TROPICAL_MAXMUL ? "10111" : "00111");
 }
 
 const char* tropical_last_error_message(void) { return g_last_error.c_str(); }
 
 const char* tropical_status_string(tropical_status status) {
-    return tropical::to_string(static_cast<tropical::Status>(status));
+    const std::int32_t value = raw(status);
+    if (value < TROPICAL_SUCCESS || value > TROPICAL_INTERNAL_ERROR) return "unknown status";
+    return tropical::to_string(static_cast<tropical::Status>(value));
 }
 
 }  // extern "C"

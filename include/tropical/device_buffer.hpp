@@ -15,6 +15,13 @@ namespace tropical {
 
 namespace detail {
 
+// Frees device memory of one device; declared outside DeviceAllocation so that it is complete
+// (and default-constructible) where DeviceAllocation's members are declared.
+struct TROPICAL_GEMM_EXPORT DeviceFree {
+    int device = 0;
+    void operator()(void* pointer) const noexcept;
+};
+
 // Untyped device memory from cuMemAlloc on a device's primary context; freed on destruction.
 class TROPICAL_GEMM_EXPORT DeviceAllocation {
 public:
@@ -28,11 +35,7 @@ public:
     void fill_bytes(unsigned char value);
 
 private:
-    struct Free {
-        int device = 0;
-        void operator()(void* pointer) const noexcept;
-    };
-    std::unique_ptr<void, Free> memory_;
+    std::unique_ptr<void, DeviceFree> memory_;
     std::size_t bytes_ = 0;
     int device_ = 0;
 };

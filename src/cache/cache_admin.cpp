@@ -189,10 +189,11 @@ std::chrono::system_clock::time_point mtime_of(const struct stat& info) {
         std::chrono::seconds(info.st_mtim.tv_sec) + std::chrono::nanoseconds(info.st_mtim.tv_nsec))};
 }
 
-std::vector<std::byte> read_file(const fs::path& path) {
+// The whole file; nothing if it cannot be opened (another process may have just removed it).
+std::optional<std::vector<std::byte>> read_file(const fs::path& path) {
     std::vector<std::byte> bytes;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return bytes;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return std::nullopt;
     struct stat info {};
     if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
         bytes.resize(static_cast<std::size_t>(info.st_size));
@@ -292,8 +293,9 @@ Scan scan(const CacheSettings& settings) {
             entry.bytes = static_cast<std::uintmax_t>(info.st_size);
             entry.last_used = mtime_of(info);
             const auto bytes = read_file(file.path());
+            if (!bytes) continue;  // removed since the folder was read: a clear in another process
             const auto expected_kind = detail_kind(parsed->kind);
-            const auto decoded = detail::decode_entry(bytes, &parsed->key, &expected_kind);
+            const auto decoded = detail::decode_entry(*bytes, &parsed->key, &expected_kind);
             entry.valid = decoded.check == detail::EntryCheck::Valid;
             if (!entry.valid) entry.problem = std::string(detail::to_string(decoded.check));
             // The library refuses what another user could have written; so does the listing.
@@ -343,7 +345,7 @@ void drop_cubin_without_twin(const fs::path& directory, const KernelInfo& kernel
     const fs::path stem = directory / KernelBinaries::arch_folder(arch) / fmt::format("{}-{}", kernel.name, key.hex());
     auto valid = [&](const fs::path& path, detail::EntryKind kind) {
         const auto bytes = read_file(path);
-        return detail::decode_entry(bytes, &key, &kind).check == detail::EntryCheck::Valid;
+        return bytes && detail::decode_entry(*bytes, &key, &kind).check == detail::EntryCheck::Valid;
     };
     const fs::path cubin = stem.string() + ".cubin";
     if (!valid(cubin, detail::EntryKind::Cubin) || valid(stem.string() + ".ptx", detail::EntryKind::Ptx)) return;
@@ -416,7 +418,7 @@ void load_cache_entry(const CacheEntry& entry, int device_ordinal) {
     if (::stat(entry.path.c_str(), &info) == 0)
         if (const auto why = untrusted(entry.path.parent_path(), entry.path, info))
             throw InvalidArgument(fmt::format("{} is not safe to load: {}", entry.path.string(), *why));
-    const auto bytes = read_file(entry.path);
+    const auto bytes = read_file(entry.path).value_or(std::vector<std::byte>{});
     const auto key = parse_key(entry.key);
     const auto kind = detail_kind(entry.kind);
     const auto decoded = key ? detail::decode_entry(bytes, &*key, &kind) : detail::DecodedEntry{};

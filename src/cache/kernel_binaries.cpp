@@ -17,41 +17,15 @@
 namespace tropical::detail {
 namespace {
 
-// The compiler-identity record: which NVRTC produced the entries, and how to recognise that
-// library file again (size and modification time) without loading it.
+// The compiler-identity record (IdentityRecord), kept beside the entries.
 constexpr const char* kIdentityFile = "nvrtc-identity";
 constexpr CacheKey kIdentityKey{0, kCacheFormatVersion};
-
-struct FileStamp {
-    long long size = -1;
-    long long mtime_ns = -1;
-    friend bool operator==(const FileStamp&, const FileStamp&) = default;
-};
 
 FileStamp stamp_of(const std::string& path) {
     struct stat info {};
     if (path.empty() || ::stat(path.c_str(), &info) != 0) return {};
     return {static_cast<long long>(info.st_size),
             static_cast<long long>(info.st_mtim.tv_sec) * 1000000000LL + info.st_mtim.tv_nsec};
-}
-
-struct IdentityRecord {
-    int major = 0, minor = 0;
-    FileStamp stamp;
-    std::string path;
-};
-
-std::string serialise(const IdentityRecord& r) {
-    return fmt::format("{} {} {} {}\n{}", r.major, r.minor, r.stamp.size, r.stamp.mtime_ns, r.path);
-}
-
-std::optional<IdentityRecord> parse_identity(std::string_view text) {
-    IdentityRecord r;
-    std::istringstream in{std::string(text)};
-    if (!(in >> r.major >> r.minor >> r.stamp.size >> r.stamp.mtime_ns)) return std::nullopt;
-    in.ignore(1);
-    std::getline(in, r.path);
-    return r;
 }
 
 std::string entry_name(const KernelInfo& kernel, int arch, const CacheKey& key, std::string_view suffix) {
@@ -73,6 +47,19 @@ std::shared_ptr<KernelBinary> binary_of(std::span<const std::byte> payload, Entr
 }
 
 }  // namespace
+
+std::string serialise_identity(const IdentityRecord& r) {
+    return fmt::format("{} {} {} {}\n{}", r.major, r.minor, r.stamp.size, r.stamp.mtime_ns, r.path);
+}
+
+std::optional<IdentityRecord> parse_identity(std::string_view text) {
+    IdentityRecord r;
+    std::istringstream in{std::string(text)};
+    if (!(in >> r.major >> r.minor >> r.stamp.size >> r.stamp.mtime_ns)) return std::nullopt;
+    in.ignore(1);
+    std::getline(in, r.path);
+    return r;
+}
 
 CompilerSource nvrtc_compiler_source() {
     const char* path = std::getenv(kNvrtcPathVariable);
@@ -222,7 +209,7 @@ std::optional<KernelBinaries::Version> KernelBinaries::version_for_lookup() {
 void KernelBinaries::record_identity(const Compiler& c) {
     if (!disk_) return;
     const IdentityRecord record{c.major_version(), c.minor_version(), stamp_of(c.library_path()), c.library_path()};
-    const std::string text = serialise(record);
+    const std::string text = serialise_identity(record);
     if (const auto bytes = disk_->read(kIdentityFile)) {
         const EntryKind kind = EntryKind::Identity;
         const auto entry = decode_entry(*bytes, &kIdentityKey, &kind);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,22 @@ struct KernelBinary {
     EntryKind kind = EntryKind::Cubin;  // Cubin, or PtxForJit for a device newer than the compiler
     bool from_disk = false;
 };
+
+// The payload of the compiler-identity record: which NVRTC produced the entries, and how to
+// recognise its library file again (size and modification time) without loading it. As text:
+// "<major> <minor> <size> <mtime ns>\n<library path>".
+struct FileStamp {
+    long long size = -1;
+    long long mtime_ns = -1;
+    friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+struct IdentityRecord {
+    int major = 0, minor = 0;
+    FileStamp stamp;
+    std::string path;
+};
+std::string serialise_identity(const IdentityRecord& record);
+std::optional<IdentityRecord> parse_identity(std::string_view text);  // nothing if malformed
 
 struct CompilerSource {
     std::function<std::unique_ptr<Compiler>()> load;  // may throw NoCompiler

@@ -8,7 +8,7 @@
 
 namespace tropical::detail {
 
-DeviceAllocation::DeviceAllocation(std::size_t bytes, int device) : memory_(nullptr, Free{device}), bytes_(bytes), device_(device) {
+DeviceAllocation::DeviceAllocation(std::size_t bytes, int device) : memory_(nullptr, DeviceFree{device}), bytes_(bytes), device_(device) {
     if (bytes == 0) return;
     auto& context = CudaContext::for_device(device);
     ScopedContext current(context.primary_context());
@@ -26,7 +26,7 @@ DeviceAllocation::DeviceAllocation(std::size_t bytes, int device) : memory_(null
     memory_.reset(reinterpret_cast<void*>(pointer));
 }
 
-void DeviceAllocation::Free::operator()(void* pointer) const noexcept {
+void DeviceFree::operator()(void* pointer) const noexcept {
     // The driver may be shutting down at process exit; a failed free then is no news.
     try {
         ScopedContext current(CudaContext::for_device(device).primary_context());

@@ -1,5 +1,7 @@
 #include "gemm/validate.hpp"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace tropical::detail {
@@ -65,13 +67,24 @@ void check_operand(const UsedOperand& u, std::int64_t rows, std::int64_t cols, s
         invalid(fmt::format("{} has a negative batch stride ({}); batch strides are 0 (broadcast) or positive", u.name, r.batch_stride));
 }
 
-bool overlaps(const UsedOperand& x, Extent ex, const UsedOperand& y, Extent ey) {
-    if (ex.all == 0 || ey.all == 0) return false;
-    const auto* xb = static_cast<const char*>(x.ref->data);
-    const auto* yb = static_cast<const char*>(y.ref->data);
-    const auto* xe = xb + ex.all * static_cast<std::int64_t>(x.element_size);
-    const auto* ye = yb + ey.all * static_cast<std::int64_t>(y.element_size);
-    return xb < ye && yb < xe;
+// The bytes [begin, end) an operand covers, as integers: pointer arithmetic beyond an allocation
+// is undefined, and a bad pointer plus a large extent would wrap around the address space.
+struct ByteRange {
+    std::uintptr_t begin = 0, end = 0;
+};
+
+ByteRange bytes_of(const UsedOperand& u, Extent e) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(u.ref->data);
+    const auto size = static_cast<std::uintptr_t>(e.all) * u.element_size;  // extent_of checked it fits
+    std::uintptr_t end = 0;
+    if (__builtin_add_overflow(begin, size, &end))
+        invalid(fmt::format("{} ({}) would run past the end of the address space: {} bytes from there", u.name,
+                            u.ref->data, size));
+    return {begin, end};
+}
+
+bool overlaps(ByteRange x, ByteRange y) {
+    return x.begin < x.end && y.begin < y.end && x.begin < y.end && y.begin < x.end;
 }
 
 }  // namespace
@@ -128,11 +141,15 @@ ValidatedRequest validate(const Request& q) {
     if (s.m < 0 || s.n < 0 || s.k < 0) invalid(fmt::format("sizes must be 0 or more; got M={}, N={}, K={}", s.m, s.n, s.k));
     if ((q.operation == Operation::GemmArgmax || backward) && s.k > INT32_MAX)
         invalid(fmt::format("K = {} does not fit the int32 argmax indices; split the product along K", s.k));
+    // The backward kernels walk all M x N x batch entries of grad_C with one 64-bit index.
+    if (backward) checked_mul(checked_mul(s.m, s.n, "grad_C"), q.batch, "grad_C");
 
     Extent extents[4];
+    ByteRange ranges[4];
     for (int i = 0; i < v.operand_count; ++i) {
         const auto& u = v.operands[i];
         extents[i] = extent_of(u, q.batch);
+        ranges[i] = bytes_of(u, extents[i]);
         if (u.output && q.batch > 1 && u.ref->batch_stride < extents[i].one)
             invalid(fmt::format("{}'s batch stride is {} elements, less than one {} matrix spans ({}): the products "
                                 "of the batch would overwrite each other",
@@ -141,7 +158,7 @@ ValidatedRequest validate(const Request& q) {
     for (int i = 0; i < v.operand_count; ++i)
         for (int j = 0; j < v.operand_count; ++j)
             if (i != j && v.operands[i].output && (j > i || !v.operands[j].output) &&
-                overlaps(v.operands[i], extents[i], v.operands[j], extents[j]))
+                overlaps(ranges[i], ranges[j]))
                 invalid(fmt::format("{} overlaps {} in memory: an output of {} must not share memory with another operand",
                                     v.operands[i].name, v.operands[j].name, operation_name(q.operation)));
     return v;

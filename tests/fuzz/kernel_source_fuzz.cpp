@@ -24,7 +24,8 @@ int kernel_source(const std::uint8_t* data, std::size_t size) {
         if (!fragment.text.starts_with("//@kernel ")) fail("a fragment does not start at its marker");
         if (fragment.name.empty() || fragment.threads < 1 || fragment.threads > 1024) fail("a bad marker was accepted");
         joined.append(fragment.text);
-        if (!detail::translation_unit(file, fragment).ends_with(fragment.text)) fail("translation unit lost its fragment");
+        if (!detail::translation_unit(file, fragment).ends_with(fragment.text))
+            fail("a translation unit lost its fragment");
     }
     if (joined != text) fail("preamble and fragments do not add up to the text");
     return 0;

@@ -78,8 +78,8 @@ tropical_matrix matrix(Reader& in, std::int64_t rows, std::int64_t cols) {
     m.rows = how & 4 ? in.count() : rows;
     m.cols = how & 8 ? in.count() : cols;
     m.ld = how & 16 ? in.count() : wrap(static_cast<std::uint64_t>(row_major ? m.cols : m.rows) + in.byte() % 3);
-    m.batch_stride = how & 32 ? in.count()
-                              : wrap(static_cast<std::uint64_t>(m.rows) * static_cast<std::uint64_t>(m.cols) * (in.byte() % 3));
+    const std::uint64_t elements = static_cast<std::uint64_t>(m.rows) * static_cast<std::uint64_t>(m.cols);
+    m.batch_stride = how & 32 ? in.count() : wrap(elements * (in.byte() % 3));
     m.data = pointer(in);
     return m;
 }

@@ -1,0 +1,123 @@
+"""Every error the package raises says what went wrong and what to do."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import tropical_gemm as tg  # noqa: E402
+
+T = torch.ops.tropical
+
+
+def m(*shape, dtype=torch.float32, device="cpu"):
+    return torch.ones(shape, dtype=dtype, device=device)
+
+
+def test_unknown_semiring():
+    with pytest.raises(tg.InvalidArgumentError, match="unknown semiring 'tropical': use 'maxplus'"):
+        T.gemm(m(2, 3), m(3, 4), "tropical")
+    with pytest.raises(ValueError, match="unknown semiring 'plus'"):
+        tg.matmul(m(2, 3), m(3, 4), "plus")
+
+
+@pytest.mark.parametrize("dtype,hint", [(torch.float16, ".float()"), (torch.bfloat16, ".float()"),
+                                        (torch.int8, ".int()"), (torch.bool, ".int()"), (torch.complex64, ".float()")])
+def test_unsupported_dtype(dtype, hint):
+    with pytest.raises(tg.UnsupportedError, match=r"supports float32, float64, int32 and int64.*" + hint.replace("(", r"\(").replace(")", r"\)")):
+        T.gemm(m(2, 3, dtype=dtype), m(3, 4, dtype=dtype))
+
+
+def test_mixed_dtypes():
+    with pytest.raises(tg.InvalidArgumentError, match=r"a is torch.float32 but b is torch.float64.*b.to\(a.dtype\)"):
+        T.gemm(m(2, 3), m(3, 4, dtype=torch.float64))
+    with pytest.raises(tg.InvalidArgumentError, match="same dtype"):
+        tg.matmul(m(2, 3, dtype=torch.int32), m(3, 4, dtype=torch.int64))
+
+
+def test_mixed_devices():
+    # A CPU tensor and a meta tensor: two devices, checked the same way as CPU and CUDA.
+    with pytest.raises(tg.InvalidArgumentError, match=r"a is on cpu but b is on meta.*move them with .to\(a.device\)"):
+        T.gemm(m(2, 3), m(3, 4, device="meta"))
+
+
+def test_shapes():
+    with pytest.raises(tg.InvalidArgumentError, match=r"a's columns \(K = 3\) must equal b's rows \(5\)"):
+        T.gemm(m(2, 3), m(5, 4))
+    with pytest.raises(tg.InvalidArgumentError, match="takes 2-D tensors.*use tropical.bgemm for 3-D"):
+        T.gemm(m(1, 2, 3), m(1, 3, 4))
+    with pytest.raises(tg.InvalidArgumentError, match="takes 3-D tensors.*use tropical.gemm for 2-D"):
+        T.bgemm_argmax(m(2, 3), m(3, 4))
+    with pytest.raises(tg.InvalidArgumentError, match="batch sizes 2 .a. and 3 .b. differ.*or one of them 1"):
+        T.bgemm(m(2, 2, 3), m(3, 3, 4))
+    with pytest.raises(tg.InvalidArgumentError, match="needs matrices"):
+        tg.matmul(m(3), m(3, 4))
+
+
+def test_backward_errors():
+    a, b = m(2, 3), m(3, 4)
+    _, idx = T.gemm_argmax(a, b)
+    g = m(2, 4)
+    with pytest.raises(tg.UnsupportedError, match="gradients are defined for float32 and float64, not torch.int32"):
+        T.gemm_backward_a(g.int(), idx, a.int(), b.int(), "maxplus")
+    with pytest.raises(tg.InvalidArgumentError, match="argmax must be int32"):
+        T.gemm_backward_a(g, idx.long(), a, b, "maxplus")
+    with pytest.raises(tg.InvalidArgumentError, match="shapes do not fit a product"):
+        T.gemm_backward_b(m(2, 5), idx, a, b, "maxplus")
+    with pytest.raises(tg.InvalidArgumentError, match="must all be 2-D or all 3-D"):
+        T.gemm_backward_b(g, idx, a.unsqueeze(0), b, "maxplus")
+
+
+def test_double_backward_is_refused():
+    a = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, 2, dtype=torch.float64)
+    (ga,) = torch.autograd.grad(T.gemm(a, b).sum(), a, create_graph=True)
+    with pytest.raises(tg.UnsupportedError, match="first derivatives only"):
+        ga.sum().backward()
+
+
+def test_unsupported_device_message():
+    # No device other than CPU and CUDA is at hand on CI: call the catch-all implementation with a
+    # stand-in tensor on an unsupported device.
+    from tropical_gemm import ops
+
+    class Fake:
+        device = torch.device("meta")
+
+    impl = ops._dispatch("gemm", None, None)
+    with pytest.raises(tg.UnsupportedError, match="tensors on meta are not supported.*move them with .cuda\\(\\) or .cpu\\(\\)"):
+        impl(Fake(), Fake(), "maxplus")
+
+
+def test_cuda_tensors_without_a_gpu(python, subprocess_env):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises((RuntimeError, AssertionError)):
+        torch.empty(1, device="cuda")  # PyTorch itself refuses: nothing of ours runs
+
+
+def test_warm_up_without_nvrtc(python, subprocess_env):
+    env = dict(subprocess_env, TROPICAL_GEMM_NVRTC="/nonexistent/libnvrtc.so.13")
+    code = textwrap.dedent("""
+        import tropical_gemm as tg
+        try:
+            tg.warm_up(["tropical_gemm_f32_maxplus"], archs=[90])
+        except tg.NoCompilerError as e:
+            print("no compiler:", e)
+        """)
+    r = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "no compiler: " in r.stdout and "/nonexistent/libnvrtc.so.13" in r.stdout
+    assert "TROPICAL_GEMM_NVRTC" in r.stdout
+
+
+def test_warm_up_arguments():
+    with pytest.raises(tg.InvalidArgumentError, match="unknown kernels.*kernel_names"):
+        tg.warm_up(["tropical_gemm_f16_maxplus"], archs=[90])
+    with pytest.raises(tg.InvalidArgumentError, match="unknown dtype"):
+        tg.warm_up(dtypes=["float16"], archs=[90])
+    with pytest.raises(tg.InvalidArgumentError, match="unknown semiring"):
+        tg.warm_up(semirings=["plus"], archs=[90])

@@ -1,0 +1,131 @@
+"""An independent NumPy statement of the semantics (README, "Semantics"), the oracle of the tests.
+
+It follows the definition with whole-array operations, sharing no code with the library's C++
+reference, so that agreement between the two means something.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SEMIRINGS = ("maxplus", "minplus", "maxmul")
+DTYPES = ("float32", "float64", "int32", "int64")
+
+
+def zero(semiring: str, dtype) -> object:
+    dtype = np.dtype(dtype)
+    if semiring == "maxmul":
+        return dtype.type(0)
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if semiring == "maxplus" else np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if semiring == "maxplus" else info.max)
+
+
+def terms(a: np.ndarray, b: np.ndarray, semiring: str) -> np.ndarray:
+    """t[i, k, j] = a[i, k] (x) b[k, j], in a's dtype."""
+    dtype = a.dtype
+    x = a[:, :, None]
+    y = b[None, :, :]
+    if dtype.kind == "f":
+        x = x + dtype.type(0)  # -0 is read as +0
+        y = y + dtype.type(0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (x * y if semiring == "maxmul" else x + y).astype(dtype)
+    x, y = x.astype(np.int64), y.astype(np.int64)  # no overflow inside the documented range
+    if semiring == "maxmul":
+        t = x * y
+    else:
+        z = zero(semiring, dtype)
+        t = np.where((x == z) | (y == z), int(z), x + y)
+    return t.astype(dtype)
+
+
+def gemm(a: np.ndarray, b: np.ndarray, semiring: str, argmax: bool = False):
+    """2-D, or 3-D batched with a batch of 1 broadcasting."""
+    if a.ndim == 3:
+        count = max(a.shape[0], b.shape[0])
+        outs = [gemm(a[i if a.shape[0] > 1 else 0], b[i if b.shape[0] > 1 else 0], semiring, argmax) for i in range(count)]
+        if argmax:
+            return np.stack([o[0] for o in outs]), np.stack([o[1] for o in outs])
+        return np.stack(outs)
+    m, k = a.shape
+    n = b.shape[1]
+    z = zero(semiring, a.dtype)
+    c = np.full((m, n), z, dtype=a.dtype)
+    idx = np.full((m, n), -1, dtype=np.int32)
+    if k > 0:
+        t = terms(a, b, semiring)  # (m, k, n)
+        if a.dtype.kind == "f":
+            nan = np.isnan(t)
+            any_nan = nan.any(axis=1)
+            filled = np.where(nan, z, t)
+        else:
+            any_nan = np.zeros((m, n), dtype=bool)
+            filled = t
+        best = filled.min(axis=1) if semiring == "minplus" else filled.max(axis=1)
+        beats = best < z if semiring == "minplus" else best > z
+        c = np.where(beats, best, z).astype(a.dtype)
+        first = np.argmax(filled == best[:, None, :], axis=1).astype(np.int32)
+        idx = np.where(beats, first, -1).astype(np.int32)
+        if any_nan.any():
+            c = np.where(any_nan, np.nan, c).astype(a.dtype)
+            idx = np.where(any_nan, np.argmax(nan, axis=1).astype(np.int32), idx)
+    return (c, idx) if argmax else c
+
+
+def backward(grad_c: np.ndarray, idx: np.ndarray, a: np.ndarray, b: np.ndarray, semiring: str):
+    """(grad_a, grad_b) for 2-D operands: route grad_c through the argmax (-1 skipped); MaxMul by the product rule."""
+    grad_a = np.zeros_like(a)
+    grad_b = np.zeros_like(b)
+    m, n = grad_c.shape
+    for i in range(m):
+        for j in range(n):
+            k = idx[i, j]
+            if k < 0:
+                continue
+            g = grad_c[i, j]
+            with np.errstate(invalid="ignore"):  # inf - inf in the sums is NaN, as in the kernels
+                grad_a[i, k] += g * (b[k, j] if semiring == "maxmul" else 1)
+                grad_b[k, j] += g * (a[i, k] if semiring == "maxmul" else 1)
+    return grad_a, grad_b
+
+
+def random_operands(rng: np.random.Generator, shape_a, shape_b, dtype: str, semiring: str, specials: bool = False):
+    """Inputs inside the documented range of (dtype, semiring); with ``specials``, sprinkled with the
+    semiring's zero, infinities, NaN, -0 (floats) or the integer zero."""
+    dt = np.dtype(dtype)
+
+    def one(shape):
+        if dt.kind == "f":
+            if semiring == "maxmul":
+                x = rng.uniform(0, 4, size=shape)
+            else:
+                x = rng.normal(0, 10, size=shape)
+            x = x.astype(dt)
+            if specials and x.size:
+                pick = rng.random(size=shape)
+                x[pick < 0.05] = np.inf
+                if semiring != "maxmul":  # MaxMul is defined on non-negative inputs
+                    x[(pick >= 0.05) & (pick < 0.1)] = -np.inf
+                x[(pick >= 0.1) & (pick < 0.13)] = np.nan
+                x[(pick >= 0.13) & (pick < 0.18)] = -0.0
+                x[(pick >= 0.18) & (pick < 0.22)] = 0.0
+            return x
+        if semiring == "maxmul":
+            high = 46340 if dt == np.int32 else 3037000499
+            x = rng.integers(0, min(high, 50) + 1, size=shape).astype(dt)
+        else:
+            x = rng.integers(-20, 21, size=shape).astype(dt)  # small: ties, so the smallest-k rule is exercised
+        if specials and x.size:
+            pick = rng.random(size=shape)
+            if semiring == "maxmul":
+                x[pick < 0.2] = 0
+            else:
+                limit = (1 << 28) if dt == np.int32 else (1 << 60)
+                x[pick < 0.1] = zero(semiring, dt)
+                x[(pick >= 0.1) & (pick < 0.15)] = limit
+                x[(pick >= 0.15) & (pick < 0.2)] = -limit
+        return x
+
+    return one(shape_a), one(shape_b)

@@ -1,0 +1,68 @@
+"""tropical_gemm: tropical-semiring matrix products (MaxPlus, MinPlus, MaxMul) as PyTorch ops.
+
+    import torch, tropical_gemm
+    c = tropical_gemm.matmul(a, b, semiring="maxplus")     # C[i,j] = max_k a[i,k] + b[k,j]
+    torch.ops.tropical.gemm(a, b, "minplus")                # the registered op itself
+    layer = tropical_gemm.TropicalLinear(64, 32)            # a tropical linear layer
+    tropical_gemm.warm_up(dtypes=[torch.float32])           # compile kernels ahead of first use
+
+CUDA tensors run on the library's kernels on PyTorch's current stream; CPU tensors on the CPU
+reference. Importing needs neither a GPU nor NVRTC. Without PyTorch, the NumPy CPU reference
+(tropical_gemm.reference) and the cache functions still work.
+"""
+
+from __future__ import annotations
+
+from ._native import (
+    CompileError,
+    CudaError,
+    InvalidArgumentError,
+    NoCompilerError,
+    NoDeviceError,
+    NoDriverError,
+    OutOfMemoryError,
+    TropicalError,
+    UnsupportedError,
+)
+from .cache import WarmResult, cache_directory, device_architectures, kernel_names, warm_up
+from . import reference
+
+__version__ = "0.1.0"
+
+try:
+    import torch as _torch  # noqa: F401
+except ImportError:  # the ops need PyTorch; the rest of the package does not
+    _torch = None
+
+if _torch is not None:
+    from . import ops
+    from .functional import matmul
+    from .nn import TropicalLinear
+else:
+
+    def __getattr__(name: str):
+        if name in ("ops", "matmul", "TropicalLinear", "functional", "nn"):
+            raise ImportError(f"tropical_gemm.{name} needs PyTorch, which is not installed: pip install torch")
+        raise AttributeError(f"module 'tropical_gemm' has no attribute {name!r}")
+
+
+__all__ = [
+    "matmul",
+    "TropicalLinear",
+    "ops",
+    "reference",
+    "warm_up",
+    "kernel_names",
+    "cache_directory",
+    "device_architectures",
+    "WarmResult",
+    "TropicalError",
+    "InvalidArgumentError",
+    "UnsupportedError",
+    "OutOfMemoryError",
+    "NoDriverError",
+    "NoDeviceError",
+    "NoCompilerError",
+    "CompileError",
+    "CudaError",
+]

@@ -1,0 +1,106 @@
+"""The friendly layer: :func:`matmul` over the ``torch.ops.tropical`` ops."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, _C
+
+_is_compiling = torch.compiler.is_compiling
+_FAST = all(hasattr(_C, f) for f in ("_is_torch_function_mode_enabled", "_len_torch_dispatch_stack",
+                                     "_are_functorch_transforms_active"))
+
+from . import ops
+from ._native import SEMIRING_ALIASES, InvalidArgumentError
+
+_ALIASES = SEMIRING_ALIASES
+
+
+def semiring_name(semiring: str) -> str:
+    """The canonical name ('maxplus', 'minplus', 'maxmul') of a semiring given in any common spelling."""
+    name = _ALIASES.get(str(semiring).lower())
+    if name is None:
+        ops.semiring_code(str(semiring))  # raises with the list of names
+    return name
+
+
+def _direct_ok(a: Tensor, b: Tensor) -> bool:
+    """Whether matmul may call the implementation without the dispatcher: plain tensors, no
+    autograd wanted (checked by the caller), no tracing, no mode or transform that must see the op.
+    Saves the dispatcher's round trips through Python (about half the host time of a small product)."""
+    return (
+        type(a) is Tensor
+        and type(b) is Tensor
+        and not _is_compiling()
+        and not _C._is_torch_function_mode_enabled()
+        and _C._len_torch_dispatch_stack() == 0
+        and not _C._are_functorch_transforms_active()
+    )
+
+
+def _product(name: str, a: Tensor, b: Tensor, s: str, batched: bool, with_argmax: bool, direct: bool):
+    if direct:
+        kind = a.device.type
+        if kind == "cuda":
+            return ops._product_cuda(name, a, b, s, batched, with_argmax)
+        if kind == "cpu":
+            return ops._product_cpu(name, a, b, s, batched, with_argmax)
+    return getattr(ops, name)(a, b, s)
+
+
+def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bool = False):
+    """The tropical product ``C[..., i, j] = (+)_k a[..., i, k] (x) b[..., k, j]``.
+
+    ``semiring`` is ``"maxplus"`` (max, +), ``"minplus"`` (min, +) or ``"maxmul"`` (max, x).
+    Shapes follow :func:`torch.matmul` for 2-D and batched operands: ``(M, K) @ (K, N)``;
+    ``(..., M, K) @ (K, N)`` (the leading dimensions of ``a`` are folded into M);
+    ``(B, M, K) @ (B, K, N)`` with a batch of 1 broadcasting; more leading dimensions broadcast
+    like :func:`torch.matmul`'s. Differentiable for float32 and float64 (the gradient flows through
+    the argmax; MaxMul by the product rule). With ``return_argmax``, returns ``(C, argmax)``, the int32
+    index k that attained each entry (-1 where none beat the semiring's zero).
+
+    It calls the ``torch.ops.tropical`` ops; where no gradient is wanted, on plain tensors outside
+    ``torch.compile`` and any mode or transform, it runs their implementation directly, skipping
+    the dispatcher's round trips through Python (the result is the same).
+    """
+    s = semiring_name(semiring)
+    if a.dim() < 2 or b.dim() < 2:
+        raise InvalidArgumentError(
+            f"tropical_gemm.matmul needs matrices (2-D or more), got a {a.dim()}-D and b {b.dim()}-D; "
+            f"add a dimension, e.g. a.unsqueeze(0) for a row vector or b.unsqueeze(-1) for a column"
+        )
+    grad = torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)
+    argmax_wanted = return_argmax or grad
+    direct = _FAST and not grad and _direct_ok(a, b)
+
+    if a.dim() == 2 and b.dim() == 2:
+        if argmax_wanted:
+            c, argmax = _product("gemm_argmax", a, b, s, False, True, direct)
+            return (c, argmax) if return_argmax else c
+        return _product("gemm", a, b, s, False, False, direct)
+
+    if b.dim() == 2:
+        # (..., M, K) @ (K, N): one product with the leading dimensions folded into M.
+        lead = a.shape[:-1]
+        flat = a.reshape(-1, a.shape[-1])
+        if argmax_wanted:
+            c, argmax = _product("gemm_argmax", flat, b, s, False, True, direct)
+            c, argmax = c.reshape(*lead, b.shape[-1]), argmax.reshape(*lead, b.shape[-1])
+            return (c, argmax) if return_argmax else c
+        return _product("gemm", flat, b, s, False, False, direct).reshape(*lead, b.shape[-1])
+
+    if a.dim() <= 3 and b.dim() == 3:
+        a3 = a if a.dim() == 3 else a.unsqueeze(0)
+        batch_shape = None
+        b3 = b
+    else:
+        batch_shape = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a3 = a.expand(*batch_shape, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
+        b3 = b.expand(*batch_shape, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    if argmax_wanted:
+        c, argmax = _product("bgemm_argmax", a3, b3, s, True, True, direct)
+    else:
+        c, argmax = _product("bgemm", a3, b3, s, True, False, direct), None
+    if batch_shape is not None:
+        c = c.reshape(*batch_shape, *c.shape[-2:])
+        argmax = argmax.reshape(*batch_shape, *argmax.shape[-2:]) if argmax is not None else None
+    return (c, argmax) if return_argmax else c

@@ -1,0 +1,472 @@
+"""The custom ops ``torch.ops.tropical.*``, registered with ``torch.library``.
+
+=====================================================================  ==========================
+op                                                                     returns
+=====================================================================  ==========================
+``gemm(Tensor a, Tensor b, str semiring="maxplus")``                   ``C`` (M x N)
+``gemm_argmax(Tensor a, Tensor b, str semiring="maxplus")``            ``(C, argmax)`` (int32)
+``bgemm(Tensor a, Tensor b, str semiring="maxplus")``                  ``C`` (n x M x N)
+``bgemm_argmax(Tensor a, Tensor b, str semiring="maxplus")``           ``(C, argmax)``
+``gemm_backward_a(Tensor grad_c, Tensor argmax, Tensor a, Tensor b,    ``grad_A`` (shaped like a)
+str semiring)``
+``gemm_backward_b(...)`` (same arguments)                              ``grad_B`` (shaped like b)
+=====================================================================  ==========================
+
+``a`` is M x K and ``b`` K x N (batched: n x M x K and n x K x N, where a batch of 1 broadcasts);
+semirings ``"maxplus"``, ``"minplus"``, ``"maxmul"``; dtypes float32, float64, int32, int64. The
+semantics are the library's (README, "Semantics"). The backward ops take 2-D or 3-D operands.
+
+Each op has a CUDA kernel (the library's C ABI on PyTorch's current stream of the tensors' device:
+no synchronisation, outputs from PyTorch's caching allocator), a CPU kernel (the CPU reference), a
+fake implementation (shapes only, for ``torch.compile`` and meta tensors) and, for the products,
+an autograd formula through the backward ops. ``gemm`` and ``bgemm`` recompute the argmax in their
+backward; ``tropical_gemm.matmul`` calls the ``_argmax`` ops when gradients are needed so that
+nothing is computed twice.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from . import _native, _nvrtc
+from ._native import (
+    COL_MAJOR,
+    MATRIX,
+    OPTIONS,
+    ROW_MAJOR,
+    SEMIRINGS,
+    VIEW,
+    InvalidArgumentError,
+    UnsupportedError,
+)
+
+NAMESPACE = "tropical"
+
+_DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3}
+_FLOATS = (torch.float32, torch.float64)
+
+# --- checks, shared by the real and the fake implementations ----------------------------------
+
+
+def semiring_code(semiring: str) -> int:
+    code = SEMIRINGS.get(semiring)
+    if code is None:
+        raise InvalidArgumentError(
+            f"unknown semiring {semiring!r}: use 'maxplus' (max, +), 'minplus' (min, +) or 'maxmul' (max, x)"
+        )
+    return code
+
+
+def _dtype_code(t: Tensor, what: str) -> int:
+    code = _DTYPES.get(t.dtype)
+    if code is None:
+        hint = ".float()" if t.is_floating_point() or t.is_complex() else ".long()"
+        if t.dtype == torch.bool or t.dtype in (torch.int8, torch.int16, torch.uint8):
+            hint = ".int()"
+        raise UnsupportedError(
+            f"{what} has dtype {t.dtype}; tropical_gemm supports float32, float64, int32 and int64: "
+            f"convert it first, e.g. with {hint}"
+        )
+    return code
+
+
+def _check_devices(op: str, tensors: dict[str, Tensor]) -> None:
+    items = list(tensors.items())
+    first_name, first = items[0]
+    for name, t in items[1:]:
+        if t.device != first.device:
+            raise InvalidArgumentError(
+                f"tropical.{op}: {first_name} is on {first.device} but {name} is on {t.device}: all tensors "
+                f"must be on one device; move them with .to({first_name}.device) (or .cpu(), .cuda())"
+            )
+
+
+def check_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool) -> tuple[int, int]:
+    """Validates a product's operands; returns (semiring code, dtype code)."""
+    s = semiring_code(semiring)
+    dims = 3 if batched else 2
+    if a.dim() != dims or b.dim() != dims:
+        other = "tropical.gemm for 2-D" if batched else "tropical.bgemm for 3-D (batched)"
+        raise InvalidArgumentError(
+            f"tropical.{op} takes {dims}-D tensors, but a is {a.dim()}-D and b is {b.dim()}-D; use {other} "
+            f"tensors, or tropical_gemm.matmul, which takes any of them"
+        )
+    t = _dtype_code(a, "a")
+    if b.dtype != a.dtype:
+        raise InvalidArgumentError(
+            f"tropical.{op}: a is {a.dtype} but b is {b.dtype}: both operands must have the same dtype; "
+            f"convert one, e.g. b.to(a.dtype)"
+        )
+    _check_devices(op, {"a": a, "b": b})
+    if a.shape[-1] != b.shape[-2]:
+        raise InvalidArgumentError(
+            f"tropical.{op}: a is {tuple(a.shape)} and b is {tuple(b.shape)}: a's columns (K = {a.shape[-1]}) "
+            f"must equal b's rows ({b.shape[-2]})"
+        )
+    if batched and a.shape[0] != b.shape[0] and a.shape[0] != 1 and b.shape[0] != 1:
+        raise InvalidArgumentError(
+            f"tropical.{op}: batch sizes {a.shape[0]} (a) and {b.shape[0]} (b) differ; they must be equal, "
+            f"or one of them 1 (it broadcasts)"
+        )
+    return s, t
+
+
+def check_backward(op: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> tuple[int, int]:
+    s = semiring_code(semiring)
+    batched = grad_c.dim() == 3
+    if grad_c.dim() not in (2, 3) or a.dim() != grad_c.dim() or b.dim() != grad_c.dim():
+        raise InvalidArgumentError(
+            f"tropical.{op}: grad_c, a and b must all be 2-D or all 3-D; they are {grad_c.dim()}-D, "
+            f"{a.dim()}-D and {b.dim()}-D"
+        )
+    t = _dtype_code(a, "a")
+    if a.dtype not in _FLOATS:
+        raise UnsupportedError(
+            f"tropical.{op}: gradients are defined for float32 and float64, not {a.dtype}; convert the "
+            f"operands to floating point"
+        )
+    if b.dtype != a.dtype or grad_c.dtype != a.dtype:
+        raise InvalidArgumentError(
+            f"tropical.{op}: grad_c, a and b must share one dtype; they are {grad_c.dtype}, {a.dtype}, {b.dtype}"
+        )
+    if argmax.dtype != torch.int32:
+        raise InvalidArgumentError(f"tropical.{op}: argmax must be int32 (as gemm_argmax returns it), not {argmax.dtype}")
+    _check_devices(op, {"grad_c": grad_c, "argmax": argmax, "a": a, "b": b})
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if b.shape[-2] != k or grad_c.shape[-2] != m or grad_c.shape[-1] != n or argmax.shape != grad_c.shape:
+        raise InvalidArgumentError(
+            f"tropical.{op}: shapes do not fit a product: a {tuple(a.shape)}, b {tuple(b.shape)}, "
+            f"grad_c {tuple(grad_c.shape)}, argmax {tuple(argmax.shape)}"
+        )
+    if batched:
+        count = grad_c.shape[0]
+        for name, t_ in (("a", a), ("b", b)):
+            if t_.shape[0] != count and t_.shape[0] != 1:
+                raise InvalidArgumentError(
+                    f"tropical.{op}: {name} has a batch of {t_.shape[0]} but grad_c has {count}; it must be "
+                    f"{count} or 1"
+                )
+    return s, t
+
+
+def _unsupported_device(op: str, t: Tensor) -> UnsupportedError:
+    return UnsupportedError(
+        f"tropical.{op}: tensors on {t.device.type} are not supported; tropical_gemm runs on CUDA devices "
+        f"and on the CPU: move them with .cuda() or .cpu()"
+    )
+
+
+# --- descriptors ------------------------------------------------------------------------------
+
+
+def _gpu_matrix(t: Tensor, batched: bool) -> tuple[bytes, Tensor]:
+    """A tropical_matrix for t (2-D, or 3-D with the batch first), without a copy where the strides
+    allow: inner stride 1 -> row-major, ld = the outer stride; outer stride 1 -> column-major;
+    anything else -> .contiguous(). A batch of 1 gets batch stride 0 (it broadcasts). Returns the
+    descriptor and the tensor it points into (keep it alive until the launch is queued)."""
+    shape, strides = t.shape, t.stride()
+    rows, cols = shape[-2], shape[-1]
+    rs, cs = strides[-2], strides[-1]
+    if rows == 0 or cols == 0:
+        layout, ld = ROW_MAJOR, max(cols, 1)
+    elif (cs == 1 or cols == 1) and (rows == 1 or rs >= cols):
+        layout, ld = ROW_MAJOR, (rs if rows > 1 else cols)
+    elif (rs == 1 or rows == 1) and (cols == 1 or cs >= rows):
+        layout, ld = COL_MAJOR, (cs if cols > 1 else rows)
+    else:
+        t = t.contiguous()
+        layout, ld = ROW_MAJOR, cols
+        strides = t.stride()
+    batch_stride = (strides[0] if shape[0] > 1 else 0) if batched else 0
+    return MATRIX.pack(t.data_ptr(), rows, cols, ld, layout, batch_stride), t
+
+
+def _cpu_view(t: Tensor, batched: bool) -> bytes:
+    """A tgh_view for the CPU reference, which takes any strides."""
+    st = t.stride()
+    batch_stride = (st[0] if t.shape[0] > 1 else 0) if batched else 0
+    return VIEW.pack(t.data_ptr(), t.shape[-2], t.shape[-1], st[-2], st[-1], batch_stride)
+
+
+def _out_view(t: Tensor, batched: bool, batch_stride: int | None = None) -> bytes:
+    st = t.stride()
+    bs = (st[0] if batched else 0) if batch_stride is None else batch_stride
+    return VIEW.pack(t.data_ptr(), t.shape[-2], t.shape[-1], st[-2], st[-1], bs)
+
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _stream(device: torch.device) -> int:
+    if _raw_stream is not None:
+        return _raw_stream(device.index)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _options(device: torch.device) -> bytes:
+    if not _nvrtc._done:
+        _nvrtc.ensure()
+    return OPTIONS.pack(_stream(device), 0)
+
+
+# --- implementations --------------------------------------------------------------------------
+
+_gemm_c = _native.lib.tropical_gemm
+_gemm_argmax_c = _native.lib.tropical_gemm_argmax
+_backward_a_c = _native.lib.tropical_gemm_backward_a
+_backward_b_c = _native.lib.tropical_gemm_backward_b
+_cpu_gemm_c = _native.host.tgh_cpu_gemm
+_cpu_backward_a_c = _native.host.tgh_cpu_backward_a
+_cpu_backward_b_c = _native.host.tgh_cpu_backward_b
+
+
+def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
+    s, t = check_product(op, a, b, semiring, batched)
+    device = a.device
+    if batched:
+        count = max(a.shape[0], b.shape[0])
+        m, n = a.shape[1], b.shape[2]
+        shape = (count, m, n)
+    else:
+        count = 1
+        m, n = a.shape[0], b.shape[1]
+        shape = (m, n)
+    c = torch.empty(shape, dtype=a.dtype, device=device)
+    da, a_ = _gpu_matrix(a, batched)
+    db, b_ = _gpu_matrix(b, batched)
+    dc = MATRIX.pack(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    if with_argmax:
+        argmax = torch.empty(shape, dtype=torch.int32, device=device)
+        dm = MATRIX.pack(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+        status = _gemm_argmax_c(s, t, da, db, dc, dm, count, _options(device))
+        if status:
+            raise _native.library_error(status, f"tropical.{op}: ")
+        return c, argmax
+    status = _gemm_c(s, t, da, db, dc, count, _options(device))
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    return c
+
+
+def _product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
+    s, t = check_product(op, a, b, semiring, batched)
+    if batched:
+        count = max(a.shape[0], b.shape[0])
+        shape = (count, a.shape[1], b.shape[2])
+    else:
+        count = 1
+        shape = (a.shape[0], b.shape[1])
+    c = torch.empty(shape, dtype=a.dtype)
+    argmax = torch.empty(shape, dtype=torch.int32) if with_argmax else None
+    status = _cpu_gemm_c(
+        s,
+        t,
+        _cpu_view(a, batched),
+        _cpu_view(b, batched),
+        _out_view(c, batched),
+        _out_view(argmax, batched) if with_argmax else None,
+        count,
+    )
+    if status:
+        raise _native.host_error(status, f"tropical.{op}: ")
+    return (c, argmax) if with_argmax else c
+
+
+def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
+    s, t = check_backward(op, grad_c, argmax, a, b, semiring)
+    device = grad_c.device
+    batched = grad_c.dim() == 3
+    count = grad_c.shape[0] if batched else 1
+    target = a if which == "a" else b
+    rows, cols = target.shape[-2], target.shape[-1]
+    # The kernels cannot sum a batch into one matrix (outputs may not overlap): a broadcast operand
+    # gets the gradient of every product, summed afterwards.
+    shape = (count, rows, cols) if batched else (rows, cols)
+    grad = torch.empty(shape, dtype=a.dtype, device=device)
+    dg = MATRIX.pack(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
+    dgc, grad_c_ = _gpu_matrix(grad_c, batched)
+    dam, argmax_ = _gpu_matrix(argmax, batched)
+    other = b if which == "a" else a
+    do, other_ = _gpu_matrix(other, batched) if s == SEMIRINGS["maxmul"] else (None, None)
+    fn = _backward_a_c if which == "a" else _backward_b_c
+    status = fn(s, t, dgc, dam, do, dg, count, _options(device))
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    if batched and target.shape[0] != count:
+        grad = grad.sum(0, keepdim=True)
+    return grad
+
+
+def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
+    s, t = check_backward(op, grad_c, argmax, a, b, semiring)
+    batched = grad_c.dim() == 3
+    count = grad_c.shape[0] if batched else 1
+    target = a if which == "a" else b
+    grad = torch.zeros(target.shape, dtype=a.dtype)
+    # The reference adds into grad: a broadcast operand (batch 1) sums its batch in place.
+    dg = _out_view(grad, batched, batch_stride=(grad.stride(0) if target.shape[0] > 1 else 0) if batched else 0)
+    other = b if which == "a" else a
+    fn = _cpu_backward_a_c if which == "a" else _cpu_backward_b_c
+    status = fn(
+        s, t, _cpu_view(grad_c, batched), _cpu_view(argmax, batched), _cpu_view(other, batched), dg, count
+    )
+    if status:
+        raise _native.host_error(status, f"tropical.{op}: ")
+    return grad
+
+
+def _dispatch(op: str, cpu, cuda):
+    """The catch-all implementation: any device other than CPU and CUDA gets an error that says what to do."""
+
+    def impl(*args):
+        t = args[0]
+        if t.device.type == "cpu":
+            return cpu(*args)
+        if t.device.type == "cuda":
+            return cuda(*args)
+        raise _unsupported_device(op, t)
+
+    return impl
+
+
+# --- registration -----------------------------------------------------------------------------
+
+_lib = torch.library.Library(NAMESPACE, "DEF")
+
+
+def _define(name: str, schema: str, cpu, cuda, fake):
+    _lib.define(f"{name}{schema}")
+    _lib.impl(name, _dispatch(name, cpu, cuda), "CompositeExplicitAutograd")
+    _lib.impl(name, cpu, "CPU")
+    _lib.impl(name, cuda, "CUDA")
+    torch.library.register_fake(f"{NAMESPACE}::{name}", fake, lib=_lib)
+
+
+_PRODUCT = "(Tensor a, Tensor b, str semiring='maxplus')"
+_BACKWARD = "(Tensor grad_c, Tensor argmax, Tensor a, Tensor b, str semiring='maxplus') -> Tensor"
+
+
+def _product_fake(op: str, batched: bool, with_argmax: bool):
+    def fake(a: Tensor, b: Tensor, semiring: str = "maxplus"):
+        check_product(op, a, b, semiring, batched)
+        if batched:
+            count = a.shape[0] if b.shape[0] == 1 else b.shape[0]
+            shape = (count, a.shape[1], b.shape[2])
+        else:
+            shape = (a.shape[0], b.shape[1])
+        c = a.new_empty(shape)
+        return (c, a.new_empty(shape, dtype=torch.int32)) if with_argmax else c
+
+    return fake
+
+
+def _product_impls(op: str, batched: bool, with_argmax: bool):
+    def cpu(a, b, semiring="maxplus"):
+        return _product_cpu(op, a, b, semiring, batched, with_argmax)
+
+    def cuda(a, b, semiring="maxplus"):
+        return _product_cuda(op, a, b, semiring, batched, with_argmax)
+
+    return cpu, cuda
+
+
+def _backward_impls(op: str, which: str):
+    def cpu(grad_c, argmax, a, b, semiring="maxplus"):
+        return _backward_cpu(op, which, grad_c, argmax, a, b, semiring)
+
+    def cuda(grad_c, argmax, a, b, semiring="maxplus"):
+        return _backward_cuda(op, which, grad_c, argmax, a, b, semiring)
+
+    def fake(grad_c, argmax, a, b, semiring="maxplus"):
+        check_backward(op, grad_c, argmax, a, b, semiring)
+        target = a if which == "a" else b
+        return target.new_empty(target.shape)
+
+    return cpu, cuda, fake
+
+
+for _name, _batched, _with_argmax in (
+    ("gemm", False, False),
+    ("gemm_argmax", False, True),
+    ("bgemm", True, False),
+    ("bgemm_argmax", True, True),
+):
+    _out = " -> (Tensor, Tensor)" if _with_argmax else " -> Tensor"
+    _define(_name, _PRODUCT + _out, *_product_impls(_name, _batched, _with_argmax),
+            _product_fake(_name, _batched, _with_argmax))
+
+for _name, _which in (("gemm_backward_a", "a"), ("gemm_backward_b", "b")):
+    _define(_name, _BACKWARD, *_backward_impls(_name, _which))
+
+# --- autograd ---------------------------------------------------------------------------------
+
+
+def _route(ctx, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor):
+    grad_a = grad_b = None
+    if grad_c is None:
+        return None, None
+    if ctx.needs_input_grad[0]:
+        grad_a = torch.ops.tropical.gemm_backward_a(grad_c, argmax, a, b, ctx.semiring)
+    if ctx.needs_input_grad[1]:
+        grad_b = torch.ops.tropical.gemm_backward_b(grad_c, argmax, a, b, ctx.semiring)
+    return grad_a, grad_b
+
+
+def _setup(ctx, inputs, output):
+    a, b = inputs[0], inputs[1]
+    ctx.semiring = inputs[2] if len(inputs) > 2 else "maxplus"
+    if isinstance(output, tuple):
+        ctx.save_for_backward(a, b, output[1])
+    else:
+        ctx.save_for_backward(a, b)
+
+
+def _backward_recompute(argmax_op):
+    def backward(ctx, grad_c):
+        a, b = ctx.saved_tensors
+        # The op does not keep its argmax; tropical_gemm.matmul avoids this by calling the _argmax op.
+        _, argmax = argmax_op(a, b, ctx.semiring)
+        return (*_route(ctx, grad_c, argmax, a, b), None)
+
+    return backward
+
+
+def _backward_saved(ctx, grad_c, grad_argmax):
+    a, b, argmax = ctx.saved_tensors
+    return (*_route(ctx, grad_c, argmax, a, b), None)
+
+
+torch.library.register_autograd(
+    f"{NAMESPACE}::gemm", _backward_recompute(torch.ops.tropical.gemm_argmax), setup_context=_setup, lib=_lib
+)
+torch.library.register_autograd(
+    f"{NAMESPACE}::bgemm", _backward_recompute(torch.ops.tropical.bgemm_argmax), setup_context=_setup, lib=_lib
+)
+torch.library.register_autograd(f"{NAMESPACE}::gemm_argmax", _backward_saved, setup_context=_setup, lib=_lib)
+torch.library.register_autograd(f"{NAMESPACE}::bgemm_argmax", _backward_saved, setup_context=_setup, lib=_lib)
+
+
+
+def _no_double_backward(ctx, grad):
+    raise UnsupportedError(
+        "tropical_gemm computes first derivatives only: gradients of gradients (double backward, "
+        "create_graph=True through a tropical product) are not implemented"
+    )
+
+
+def _setup_backward(ctx, inputs, output):
+    pass
+
+
+for _name in ("gemm_backward_a", "gemm_backward_b"):
+    torch.library.register_autograd(
+        f"{NAMESPACE}::{_name}", _no_double_backward, setup_context=_setup_backward, lib=_lib
+    )
+
+gemm = torch.ops.tropical.gemm
+gemm_argmax = torch.ops.tropical.gemm_argmax
+bgemm = torch.ops.tropical.bgemm
+bgemm_argmax = torch.ops.tropical.bgemm_argmax
+gemm_backward_a = torch.ops.tropical.gemm_backward_a
+gemm_backward_b = torch.ops.tropical.gemm_backward_b
