@@ -114,7 +114,9 @@ TROPICAL_GEMM_EXPORT CacheListing list_cache(const CacheSettings& settings);
 // Loads a CUBIN (or PTX) entry with the driver on CUDA device `device_ordinal` and looks up its
 // kernel, then unloads it: proof that the device accepts it. Throws InvalidArgument for an entry
 // that does not verify, NoDriver, NoDevice, or CudaError (e.g. CUDA_ERROR_NO_BINARY_FOR_GPU).
-TROPICAL_GEMM_EXPORT void load_cache_entry(const CacheEntry& entry, int device_ordinal = 0);
+// Returns false, having done nothing, when the entry is gone since it was listed (another process
+// cleared or trimmed the cache meanwhile).
+TROPICAL_GEMM_EXPORT bool load_cache_entry(const CacheEntry& entry, int device_ordinal = 0);
 
 struct RemovedFiles {
     std::size_t files = 0;

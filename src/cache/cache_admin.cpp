@@ -195,17 +195,7 @@ std::optional<std::vector<std::byte>> read_file(const fs::path& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return std::nullopt;
     struct stat info {};
-    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-        bytes.resize(static_cast<std::size_t>(info.st_size));
-        std::size_t done = 0;
-        while (done < bytes.size()) {
-            const ssize_t got = ::read(fd, bytes.data() + done, bytes.size() - done);
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) break;
-            done += static_cast<std::size_t>(got);
-        }
-        bytes.resize(done);
-    }
+    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) bytes = detail::read_all(fd, static_cast<std::size_t>(info.st_size));
     ::close(fd);
     return bytes;
 }
@@ -413,12 +403,14 @@ std::string_view to_string(CacheEntryKind kind) noexcept {
 
 CacheListing list_cache(const CacheSettings& settings) { return scan(settings).listing; }
 
-void load_cache_entry(const CacheEntry& entry, int device_ordinal) {
+bool load_cache_entry(const CacheEntry& entry, int device_ordinal) {
     struct stat info {};
     if (::stat(entry.path.c_str(), &info) == 0)
         if (const auto why = untrusted(entry.path.parent_path(), entry.path, info))
             throw InvalidArgument(fmt::format("{} is not safe to load: {}", entry.path.string(), *why));
-    const auto bytes = read_file(entry.path).value_or(std::vector<std::byte>{});
+    const auto read = read_file(entry.path);
+    if (!read) return false;  // removed since it was listed (a clear or a trim in another process)
+    const auto& bytes = *read;
     const auto key = parse_key(entry.key);
     const auto kind = detail_kind(entry.kind);
     const auto decoded = key ? detail::decode_entry(bytes, &*key, &kind) : detail::DecodedEntry{};
@@ -436,6 +428,7 @@ void load_cache_entry(const CacheEntry& entry, int device_ordinal) {
     const CUresult found = detail::driver().cuModuleGetFunction(&function, module, entry.kernel.c_str());
     (void)detail::driver().cuModuleUnload(module);
     if (found != CUDA_SUCCESS) detail::throw_cuda_error(found, "cuModuleGetFunction", __FILE__, __LINE__);
+    return true;
 }
 
 RemovedFiles clear_cache(const CacheSettings& settings) {

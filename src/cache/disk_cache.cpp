@@ -67,6 +67,19 @@ bool write_all(int fd, std::span<const std::byte> bytes) {
 
 }  // namespace
 
+std::vector<std::byte> read_all(int fd, std::size_t size) {
+    std::vector<std::byte> bytes(size);
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t got = ::read(fd, bytes.data() + done, bytes.size() - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        done += static_cast<std::size_t>(got);
+    }
+    bytes.resize(done);
+    return bytes;
+}
+
 DiskCache::DiskCache(std::filesystem::path directory) : directory_(std::move(directory)) {
     std::string why;
     if (!make_directories(directory_, why)) {
@@ -116,17 +129,7 @@ std::optional<std::vector<std::byte>> DiskCache::read(const std::filesystem::pat
         ::close(fd);
         return std::nullopt;  // a miss: recompiled and published over it
     }
-    if (S_ISREG(info.st_mode)) {
-        bytes.resize(static_cast<std::size_t>(info.st_size));
-        std::size_t done = 0;
-        while (done < bytes.size()) {
-            const ssize_t got = ::read(fd, bytes.data() + done, bytes.size() - done);
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) break;
-            done += static_cast<std::size_t>(got);
-        }
-        bytes.resize(done);  // a file that shrank under us reads short; the checksum rejects it
-    }
+    if (S_ISREG(info.st_mode)) bytes = read_all(fd, static_cast<std::size_t>(info.st_size));
     ::close(fd);
     return bytes;
 }

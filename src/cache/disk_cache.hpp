@@ -14,6 +14,10 @@
 
 namespace tropical::detail {
 
+// Reads up to `size` bytes from an open file; fewer if it ends early (it shrank: the checksum of
+// the entry then rejects it).
+std::vector<std::byte> read_all(int fd, std::size_t size);
+
 class DiskCache {
 public:
     // Creates `directory` (mode 0700) if needed. If that fails, or if it or its parent (the cache

@@ -786,12 +786,13 @@ int run_verify(const Options& o, Mode mode) {
         }
         const auto device = device_of_arch.find(e.arch);
         if (e.kind != CacheEntryKind::Cubin || device == device_of_arch.end()) continue;
-        ++loads;
         try {
-            load_cache_entry(e, device->second);
+            if (!load_cache_entry(e, device->second)) continue;  // removed meanwhile: nothing to check
+            ++loads;
             loaded[i].ok = true;
         } catch (const Error& error) {
             loaded[i] = {false, error.what()};
+            ++loads;
             ++load_failures;
         }
     }
