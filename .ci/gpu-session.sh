@@ -4,6 +4,8 @@
 #   .ci/gpu-session.sh tests                 build, then all tests
 #   .ci/gpu-session.sh bench [regex]         build, then both benchmark suites (optionally filtered)
 #   .ci/gpu-session.sh all [regex]           both
+#   .ci/gpu-session.sh full                  the whole benchmark suite, one kernel group at a time,
+#                                            after a cold warm-up of every kernel with the tool
 # Logs and JSON go to $OUT (default ./gpu-out); a short summary is printed last.
 set -uo pipefail
 mode=${1:-all}
@@ -23,6 +25,13 @@ status=0
 if [ "$mode" = tests ] || [ "$mode" = all ]; then
     ctest --test-dir build-gpu --output-on-failure -j 4 --timeout 900 > "$out/ctest.log" 2>&1 || status=1
     grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$out/ctest.log" | tail -30
+fi
+if [ "$mode" = full ]; then
+    CUDA_CACHE_DISABLE=1 ./build-gpu/src/tools/tropical-gemm-warmup --cache-dir "$(mktemp -d)" --json > "$out/warmup.json" 2>&1
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('cold warm-up of every kernel (tool, all cores, CUDA_CACHE_DISABLE=1):', d['compiled'], 'kernels in', d['seconds'], 's')" "$out/warmup.json"
+    python3 bench/run_benchmarks.py --build build-gpu --json-dir "$out" --out "$out/report.md" --by-group \
+        > "$out/bench.log" 2>&1 || status=1
+    cat "$out/report.md" 2>/dev/null || tail -30 "$out/bench.log"
 fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
     python3 bench/run_benchmarks.py --build build-gpu --json-dir "$out" --out "$out/report.md" \

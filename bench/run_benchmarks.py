@@ -40,7 +40,11 @@ def run_suite(binary, filter_regex, json_path):
     if filter_regex:
         cmd.append(f"--benchmark_filter={filter_regex}")
     print("running:", " ".join(cmd), file=sys.stderr, flush=True)
+    if os.path.exists(json_path):
+        os.remove(json_path)
     result = subprocess.run(cmd, check=False, stdout=sys.stderr)
+    if result.returncode == 0 and (not os.path.exists(json_path) or os.path.getsize(json_path) == 0):
+        return {"benchmarks": []}  # the filter matched nothing
     try:
         with open(json_path) as f:
             return json.load(f)
@@ -62,7 +66,7 @@ def throughput_table(data):
     rows = ["| benchmark | median time | Tops | of limit | GB/s | of HBM |", "|---|---|---|---|---|---|"]
     for b in data.get("benchmarks", []):
         if b.get("error_occurred"):
-            rows.append(f"| {short_name(b['name'])} | error: {b.get('error_message', '')[:80]} | | | | |")
+            rows.append(f"| {short_name(b['name'])} | error: {b.get('error_message', '').splitlines()[0][:80] if b.get('error_message') else ''} | | | | |")
             continue
         median_us = b.get("median_us")
         time = f"{median_us / 1000:.3f} ms" if median_us and median_us >= 1000 else f"{fmt(median_us, 1)} µs"
@@ -81,7 +85,7 @@ def startup_table(data):
             "|---|---|---|---|---|---|---|"]
     for b in data.get("benchmarks", []):
         if b.get("error_occurred"):
-            rows.append(f"| {short_name(b['name'])} | error: {b.get('error_message', '')[:80]} | | | | | |")
+            rows.append(f"| {short_name(b['name'])} | error: {b.get('error_message', '').splitlines()[0][:80] if b.get('error_message') else ''} | | | | | |")
             continue
         scale = {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b.get("time_unit", "ms")]
         rows.append(
@@ -98,6 +102,9 @@ def main():
     parser.add_argument("--suites", default="throughput,startup", help="which suites to run")
     parser.add_argument("--out", help="write the markdown here (default: stdout)")
     parser.add_argument("--json-dir", default=".", help="where the raw JSON goes")
+    parser.add_argument("--by-group", action="store_true",
+                        help="run the throughput suite one kernel group at a time, rewriting the report "
+                             "after each, so that a run cut short still leaves its finished groups")
     args = parser.parse_args()
 
     today = datetime.date.today().isoformat()
@@ -111,19 +118,33 @@ def main():
     ]
     sections = []
     suites = args.suites.split(",")
+
+    def write(extra):
+        text = "\n".join(header + sections + extra)
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(text)
+        return text
+
     if "throughput" in suites:
-        data = run_suite(os.path.join(args.build, "bench", "throughput_bench"), args.filter,
-                         os.path.join(args.json_dir, "throughput.json"))
+        binary = os.path.join(args.build, "bench", "throughput_bench")
+        json_path = os.path.join(args.json_dir, "throughput.json")
+        if args.by_group:
+            found = []
+            for group in ("gemm/", "argmax/", "batched/", "backward_", "layouts/"):
+                regex = f"^{group}" + (f".*({args.filter})" if args.filter else "")
+                found += run_suite(binary, regex, json_path).get("benchmarks", [])
+                write(["#### Throughput", "", throughput_table({"benchmarks": found}), ""])
+            data = {"benchmarks": found}
+        else:
+            data = run_suite(binary, args.filter, json_path)
         sections += ["#### Throughput", "", throughput_table(data), ""]
+        write([])
     if "startup" in suites:
         data = run_suite(os.path.join(args.build, "bench", "startup_bench"), args.filter,
                          os.path.join(args.json_dir, "startup.json"))
         sections += ["#### Start-up (fresh processes; time excludes context creation)", "", startup_table(data), ""]
-    text = "\n".join(header + sections)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
+    print(write([]))
 
 
 if __name__ == "__main__":
