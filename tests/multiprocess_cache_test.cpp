@@ -1,23 +1,20 @@
 // Several processes and the real NVRTC on one cache folder.
 #include <gtest/gtest.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "cache/entry_format.hpp"
+#include "support/processes.hpp"
 #include "support/temp_dir.hpp"
 #include <tropical/cache.hpp>
 
-extern char** environ;
-
 namespace fs = std::filesystem;
+using tropical::testing::read_text;
+using tropical::testing::spawn;
 using tropical::testing::TempDir;
+using tropical::testing::wait_for;
 
 namespace {
 
@@ -27,30 +24,6 @@ std::vector<std::string> probe_args(const fs::path& dir) {
     std::vector<std::string> args = {CACHE_PROBE, dir.string(), "90"};
     args.insert(args.end(), kKernels.begin(), kKernels.end());
     return args;
-}
-
-pid_t spawn(const std::vector<std::string>& args, const fs::path& output) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    return rc == 0 ? pid : -1;
-}
-
-int wait_for(pid_t pid) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path);
-    return {std::istreambuf_iterator<char>(in), {}};
 }
 
 }  // namespace
