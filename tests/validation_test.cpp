@@ -110,9 +110,10 @@ std::string unsupported_message(const Request& q) {
 // --- shapes ---------------------------------------------------------------------------------------
 
 TEST(ValidateShapes, AWithTheWrongNumberOfRows) {
+    // M and N follow from A and B, so the mismatch is reported on C, naming both inputs.
     Request q = gemm_request(4, 5, 3);
     q.a.rows = 6;
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("A is 6x3"), HasSubstr("must be 4x3")));
+    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("C is 4x5 but must be 6x5"), HasSubstr("A (6x3)")));
 }
 
 TEST(ValidateShapes, BWhoseRowsDoNotMatchTheColumnsOfA) {
@@ -124,17 +125,17 @@ TEST(ValidateShapes, BWhoseRowsDoNotMatchTheColumnsOfA) {
 TEST(ValidateShapes, BWithTheWrongNumberOfColumns) {
     Request q = gemm_request(4, 5, 3);
     q.b = matrix(SlotB, 3, 2);
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("B is 3x2"), HasSubstr("must be 3x5")));
+    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("C is 4x5 but must be 4x2"), HasSubstr("B (3x2)")));
 }
 
-// M and N are read from C, so a C of the wrong shape is reported as the inputs not matching it.
+// A C of the wrong shape is named as the culprit, with the shapes of the inputs that fix it.
 TEST(ValidateShapes, CThatDoesNotMatchItsInputs) {
     Request q = gemm_request(4, 5, 3);
     q.c = matrix(SlotC, 9, 5);
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("A is 4x3"), HasSubstr("must be 9x3")));
+    EXPECT_THAT(invalid_message(q), HasSubstr("C is 9x5 but must be 4x5, the shape of A (4x3) times B (3x5)"));
     q = gemm_request(4, 5, 3);
     q.c = matrix(SlotC, 4, 8);
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("B is 3x5"), HasSubstr("must be 3x8")));
+    EXPECT_THAT(invalid_message(q), HasSubstr("C is 4x8 but must be 4x5"));
 }
 
 TEST(ValidateShapes, ArgmaxOfTheWrongShape) {

@@ -116,7 +116,14 @@ ValidatedRequest validate(const Request& q) {
     switch (q.operation) {
     case Operation::Gemm:
     case Operation::GemmArgmax:
-        s = {q.c.rows, q.c.cols, q.a.cols};
+        // The shape follows from the inputs, so that a wrong C is named as the culprit.
+        s = {q.a.rows, q.b.cols, q.a.cols};
+        if (q.b.rows != s.k)
+            invalid(fmt::format("B is {}x{} but must be {}x{}: its rows must equal the columns of A ({}x{})", q.b.rows,
+                                q.b.cols, s.k, q.b.cols, q.a.rows, q.a.cols));
+        if (q.c.rows != s.m || q.c.cols != s.n)
+            invalid(fmt::format("C is {}x{} but must be {}x{}, the shape of A ({}x{}) times B ({}x{})", q.c.rows,
+                                q.c.cols, s.m, s.n, q.a.rows, q.a.cols, q.b.rows, q.b.cols));
         check_operand(use("C", q.c, t, true), s.m, s.n, q.batch);
         check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
         check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
