@@ -137,14 +137,7 @@ void warm(benchmark::State& state, std::string set, bool driver_cache_off) {
 // the host's latency of call + wait; counters split it into the kernel's own time and the rest.
 void hot(benchmark::State& state) {
     using namespace tropical;
-    try {
-        CudaContext::for_device(0);
-    } catch (const Error& e) {
-        state.SkipWithError(e.what());
-        for (auto _ : state) {
-        }
-        return;
-    }
+    if (!bench::gpu_available(state)) return;
     constexpr int n = 64;
     DeviceBuffer<float> a(n * n), b(n * n), c(n * n);
     a.fill_bytes(0), b.fill_bytes(0);

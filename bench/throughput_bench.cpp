@@ -71,14 +71,7 @@ double time_launches(benchmark::State& state, const std::function<void(std::size
 
 template <class T, class S>
 void run_case(benchmark::State& state, const Case& c) {
-    try {
-        CudaContext::for_device(0);
-    } catch (const Error& e) {
-        state.SkipWithError(e.what());
-        for (auto _ : state) {
-        }
-        return;
-    }
+    if (!gpu_available(state)) return;
     const auto a_count = static_cast<std::size_t>(c.m * c.k * c.batch);
     const auto b_count = static_cast<std::size_t>(c.k * c.n * c.batch);
     const auto c_count = static_cast<std::size_t>(c.m * c.n * c.batch);

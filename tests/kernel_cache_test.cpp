@@ -14,6 +14,7 @@
 #include "registry/kernel_source.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/temp_dir.hpp"
+#include "support/warning_capture.hpp"
 #include "util/warnings.hpp"
 #include <tropical/diagnostics.hpp>
 
@@ -22,6 +23,7 @@ using namespace tropical::detail;
 using tropical::testing::CompilerCounters;
 using tropical::testing::fake_compiler_source;
 using tropical::testing::TempDir;
+using tropical::testing::WarningCapture;
 namespace fs = std::filesystem;
 
 namespace {
@@ -53,16 +55,6 @@ fs::path cubin_path(const fs::path& root, std::string_view kernel_name) {
             return e.path();
     return {};
 }
-
-// Captures warnings for the duration of a test.
-struct WarningCapture {
-    std::vector<std::string> messages;
-    WarningCapture() {
-        reset_warnings_for_testing();
-        set_warning_handler([this](std::string_view m) { messages.emplace_back(m); });
-    }
-    ~WarningCapture() { set_warning_handler(nullptr); }
-};
 
 }  // namespace
 

@@ -1,11 +1,13 @@
 #pragma once
 // Times GPU work with CUDA events on a stream, as RMM's cuda_event_timer does: the clock that
 // counts is the GPU's, not the host's.
+#include <benchmark/benchmark.h>
 #include <cuda.h>
 
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 #include <tropical/context.hpp>
+#include <tropical/error.hpp>
 
 namespace tropical::bench {
 
@@ -38,5 +40,18 @@ private:
     CUstream stream_;
     CUevent start_ = nullptr, stop_ = nullptr;
 };
+
+// Without a usable GPU, marks the benchmark skipped with the reason and returns false.
+inline bool gpu_available(benchmark::State& state) {
+    try {
+        CudaContext::for_device(0);
+        return true;
+    } catch (const Error& e) {
+        state.SkipWithError(e.what());
+        for (auto _ : state) {
+        }
+        return false;
+    }
+}
 
 }  // namespace tropical::bench

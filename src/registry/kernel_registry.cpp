@@ -20,12 +20,15 @@ struct Registry {
             names.push_back(std::move(name));
             kernels.push_back({kernels.size(), {}, group, dtype, semiring});
         };
-        for (auto [group, prefix] : {std::pair{KernelGroup::Gemm, "tropical_gemm_"},
-                                     std::pair{KernelGroup::GemmArgmax, "tropical_gemm_argmax_"},
-                                     std::pair{KernelGroup::Batched, "tropical_batched_"}})
+        // One kernel per type and semiring, named <prefix><type>_<semiring>.
+        auto add_products = [&](const char* prefix, KernelGroup group) {
             for (DType t : kAllTypes)
                 for (Semiring s : kAllSemirings)
                     add(std::string(prefix) + std::string(to_string(t)) + "_" + std::string(to_string(s)), group, t, s);
+        };
+        add_products("tropical_gemm_", KernelGroup::Gemm);
+        add_products("tropical_gemm_argmax_", KernelGroup::GemmArgmax);
+        add_products("tropical_batched_", KernelGroup::Batched);
         for (auto [group, prefix] : {std::pair{KernelGroup::BackwardA, "tropical_backward_a_"},
                                      std::pair{KernelGroup::BackwardB, "tropical_backward_b_"}})
             for (DType t : {DType::F32, DType::F64}) add(std::string(prefix) + std::string(to_string(t)), group, t, {});
@@ -33,9 +36,7 @@ struct Registry {
         // 64 x 64 tiles would leave most of the GPU idle. They belong to the batched group but come
         // after it, so that find_kernel(Batched, ...) still names the batched kernels; gemm.cpp
         // chooses them by name.
-        for (DType t : kAllTypes)
-            for (Semiring s : kAllSemirings)
-                add("tropical_small_" + std::string(to_string(t)) + "_" + std::string(to_string(s)), KernelGroup::Batched, t, s);
+        add_products("tropical_small_", KernelGroup::Batched);
         // Views are taken only now: `names` no longer reallocates.
         for (auto& kernel : kernels) kernel.name = names[kernel.index];
     }

@@ -373,6 +373,17 @@ void write_entry(Json& json, const CacheEntry& e) {
     else json.null_field("current");
 }
 
+// "key": [ {entry}, ... ]
+void write_entries(Json& json, const char* key, const std::vector<CacheEntry>& entries) {
+    json.key(key).array();
+    for (const auto& e : entries) {
+        json.object();
+        write_entry(json, e);
+        json.end_object();
+    }
+    json.end_array();
+}
+
 // --- warm ----------------------------------------------------------------------------------------
 
 struct Task {
@@ -719,13 +730,7 @@ int run_list(const Options& o, Mode mode) {
             json.end_array().end_object();
         }
         json.end_array();
-        json.key("entries").array();
-        for (const auto& e : entries) {
-            json.object();
-            write_entry(json, e);
-            json.end_object();
-        }
-        json.end_array();
+        write_entries(json, "entries", entries);
         write_warnings(json);
         json.end_object();
         std::printf("%s\n", json.text().c_str());
@@ -885,13 +890,7 @@ int run_trim(const Options& o, Mode mode) {
         json.field("max_bytes", static_cast<std::int64_t>(limit));
         json.field("bytes_before", static_cast<std::int64_t>(before));
         json.field("bytes_after", static_cast<std::int64_t>(after));
-        json.key("removed").array();
-        for (const auto& e : removed.entries) {
-            json.object();
-            write_entry(json, e);
-            json.end_object();
-        }
-        json.end_array();
+        write_entries(json, "removed", removed.entries);
         write_warnings(json);
         json.end_object();
         std::printf("%s\n", json.text().c_str());
