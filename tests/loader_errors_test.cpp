@@ -80,3 +80,21 @@ TEST(ErrorMacros, DriverFailuresNameFileLineCallAndError) {
     EXPECT_THROW(throw_cuda_error(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc", "f", 1), OutOfMemory);
     EXPECT_THROW(throw_cuda_error(CUDA_ERROR_NO_DEVICE, "cuInit", "f", 1), NoDevice);
 }
+
+TEST(ErrorMacros, MachineConditionsSayWhatToDo) {
+    // A device held by another process in exclusive-process mode: the message names the cause and
+    // the way out, not only the driver's one-liner.
+    try {
+        throw_cuda_error(CUDA_ERROR_DEVICE_UNAVAILABLE, "cuDevicePrimaryCtxRetain(&primary, device)", "f", 1);
+        FAIL();
+    } catch (const CudaError& e) {
+        EXPECT_THAT(std::string(e.what()), HasSubstr("exclusive-process"));
+        EXPECT_THAT(std::string(e.what()), HasSubstr("CUDA_VISIBLE_DEVICES"));
+    }
+    try {
+        throw_cuda_error(CUDA_ERROR_OUT_OF_MEMORY, "cuModuleLoadData(&raw, image)", "f", 1);
+        FAIL();
+    } catch (const OutOfMemory& e) {
+        EXPECT_THAT(std::string(e.what()), HasSubstr("Free device memory"));
+    }
+}

@@ -31,6 +31,9 @@ public:
     int ordinal() const;
     int arch() const;  // compute capability as XY, e.g. 90 for sm_90
     int multiprocessor_count() const;
+    // Most shared memory one block may use when its kernel opts in (CU_DEVICE_ATTRIBUTE_MAX_SHARED_
+    // MEMORY_PER_BLOCK_OPTIN); kernels that take dynamic shared memory are given this much at load.
+    std::size_t shared_memory_per_block_optin() const;
     const std::string& name() const;
     CUctx_st* primary_context() const;
 

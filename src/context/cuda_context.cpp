@@ -40,6 +40,7 @@ struct CudaContext::Impl {
     CUcontext primary = nullptr;
     int arch = 0;
     int multiprocessors = 0;
+    std::size_t shared_optin = 0;
     std::string name;
 
     // One slot per registry kernel: read without a lock once set.
@@ -88,6 +89,7 @@ CudaContext::CudaContext(int ordinal) : impl_(std::make_unique<Impl>(kernel_regi
     s.arch = attribute(s.device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
              attribute(s.device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     s.multiprocessors = attribute(s.device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    s.shared_optin = static_cast<std::size_t>(attribute(s.device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
     char name[256] = {};
     TROPICAL_CU(cuDeviceGetName(name, sizeof name, s.device));
     s.name = name;
@@ -102,6 +104,7 @@ CudaContext::~CudaContext() {
 int CudaContext::ordinal() const { return impl_->ordinal; }
 int CudaContext::arch() const { return impl_->arch; }
 int CudaContext::multiprocessor_count() const { return impl_->multiprocessors; }
+std::size_t CudaContext::shared_memory_per_block_optin() const { return impl_->shared_optin; }
 const std::string& CudaContext::name() const { return impl_->name; }
 CUctx_st* CudaContext::primary_context() const { return impl_->primary; }
 std::size_t CudaContext::loaded_kernel_count() const { return impl_->loaded.load(); }
@@ -121,6 +124,14 @@ CUfunc_st* CudaContext::kernel(const KernelInfo& kernel) {
     CUfunction function = nullptr;
     const std::string entry(kernel.name);
     TROPICAL_CU(cuModuleGetFunction(&function, raw, entry.c_str()));
+    // The backward kernels keep a row (or slab) of the gradient in dynamic shared memory; opting in
+    // once here lets every launch use up to the device's limit without a per-launch driver call.
+    if (kernel.group == KernelGroup::BackwardA || kernel.group == KernelGroup::BackwardB) {
+        int static_bytes = 0;
+        TROPICAL_CU(cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
+        TROPICAL_CU(cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       static_cast<int>(s.shared_optin) - static_bytes));
+    }
     {
         std::lock_guard modules_lock(s.modules_mutex);
         s.modules.push_back(std::move(module));

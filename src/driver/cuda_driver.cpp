@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -95,8 +96,27 @@ std::string describe(CUresult result) {
                        text ? text : "no description");
 }
 
+namespace {
+
+// What a user can do about the errors that come from the machine rather than from a bug.
+std::string_view hint(CUresult result) {
+    switch (result) {
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+        return ". The device is busy or unavailable: its compute mode (nvidia-smi -q -d COMPUTE) is exclusive-process "
+               "and another process holds it, or it is prohibited; wait for that process, or choose another device "
+               "with CUDA_VISIBLE_DEVICES";
+    case CUDA_ERROR_OUT_OF_MEMORY:
+        return ". Free device memory (other processes may hold it: nvidia-smi) or use smaller batches";
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+        return ". A kernel ran longer than the display watchdog allows; split the product into smaller batches";
+    default: return {};
+    }
+}
+
+}  // namespace
+
 void throw_cuda_error(CUresult result, const char* call, const char* file, int line) {
-    const std::string message = fmt::format("{}:{}: {} failed: {}", file, line, call, describe(result));
+    const std::string message = fmt::format("{}:{}: {} failed: {}{}", file, line, call, describe(result), hint(result));
     switch (result) {
     case CUDA_ERROR_OUT_OF_MEMORY: throw OutOfMemory(message, result);
     case CUDA_ERROR_NO_DEVICE:

@@ -21,6 +21,8 @@ namespace tropical::detail {
     X(cuDeviceGetAttribute, 2000)                     \
     X(cuDevicePrimaryCtxRetain, 7000)                 \
     X(cuDevicePrimaryCtxRelease, 11000)               \
+    X(cuCtxCreate, 11040)                             \
+    X(cuCtxDestroy, 4000)                             \
     X(cuCtxGetCurrent, 4000)                          \
     X(cuCtxSetCurrent, 4000)                          \
     X(cuCtxPushCurrent, 4000)                         \
@@ -48,6 +50,7 @@ namespace tropical::detail {
     X(cuStreamCreate, 2000)                           \
     X(cuStreamDestroy, 4000)                          \
     X(cuStreamSynchronize, 2000)                      \
+    X(cuStreamGetCtx, 9020)                           \
     X(cuEventCreate, 2000)                            \
     X(cuEventDestroy, 4000)                           \
     X(cuEventRecord, 2000)                            \

@@ -35,4 +35,19 @@ int device_of(const ValidatedRequest& v) {
     return device < 0 ? 0 : device;
 }
 
+void check_stream(CUstream stream, const CudaContext& context) {
+    if (stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) return;
+    CUcontext owner = nullptr;
+    if (const CUresult r = driver().cuStreamGetCtx(stream, &owner); r != CUDA_SUCCESS)
+        throw InvalidArgument(fmt::format("options.stream ({}) is not a usable CUDA stream ({}): was it destroyed? "
+                                          "Pass a live stream, or nullptr for the default stream",
+                                          static_cast<void*>(stream), describe(r)));
+    if (owner != context.primary_context())
+        throw InvalidArgument(fmt::format(
+            "options.stream ({}) belongs to another CUDA context than the primary context of device {}, where the "
+            "operands are and where tropical-gemm runs (as the CUDA runtime and PyTorch do); create the stream on "
+            "device {} with cudaStreamCreate, or with cuStreamCreate while the primary context is current",
+            static_cast<void*>(stream), context.ordinal(), context.ordinal()));
+}
+
 }  // namespace tropical::detail

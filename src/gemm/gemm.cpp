@@ -25,15 +25,6 @@ KernelOperand kernel_operand(const OperandRef& r) {
             r.batch_stride};
 }
 
-// Shared memory a block may use: 48 KiB without asking; more (up to these, with a little left for
-// the static part) where the device allows it to a kernel that asks.
-constexpr std::size_t kDefaultSharedMemory = 48 * 1024;
-std::size_t shared_memory_limit(int arch) {
-    if (arch == 90 || arch == 100 || arch == 103) return 220 * 1024;
-    if (arch == 80 || arch == 87) return 160 * 1024;
-    return kDefaultSharedMemory;
-}
-
 const KernelInfo* required(const KernelInfo* kernel, std::string_view what, const Request& q) {
     if (!kernel)
         throw Unsupported(fmt::format("no {} kernel for {} {}", what, to_string(q.dtype), to_string(q.semiring)));
@@ -115,6 +106,7 @@ void run(const Request& q) {
     const KernelFragment& fragment = fragment_of(kernel);
     CUfunction function = context.kernel(kernel);
     auto stream = reinterpret_cast<CUstream>(q.options.stream);
+    check_stream(stream, context);
     ScopedContext current(context.primary_context());
 
     if (backward) {
@@ -127,7 +119,9 @@ void run(const Request& q) {
         // Not where products of a batch share gradient elements (a broadcast gradient): those must add up.
         const std::int64_t grad_lines = q.grad.layout == Layout::RowMajor ? q.grad.rows : q.grad.cols;
         const bool disjoint = q.batch == 1 || q.grad.batch_stride >= grad_lines * q.grad.ld;
-        const bool in_shared = disjoint && s.k > 0 && shared <= shared_memory_limit(context.arch());
+        // The backward kernels have no static shared memory and were given the device's whole
+        // opt-in limit when loaded (CudaContext::kernel).
+        const bool in_shared = disjoint && s.k > 0 && shared <= context.shared_memory_per_block_optin();
         if (!q.options.accumulate && !(in_shared && s.m > 0 && s.n > 0))
             zero_gradient(q.grad, element, q.batch, stream);
         if (s.m == 0 || s.n == 0) return;
@@ -145,9 +139,6 @@ void run(const Request& q) {
             const std::int64_t units = q.batch * (for_a ? s.m : (s.n + 32 / static_cast<std::int64_t>(element) - 1) /
                                                                    (32 / static_cast<std::int64_t>(element)));
             blocks = std::min<std::int64_t>(units, multiprocessors * 64);
-            if (shared > kDefaultSharedMemory)
-                TROPICAL_CU(cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                               static_cast<int>(shared)));
         } else {
             const std::int64_t work = s.m * s.n * q.batch;
             blocks = std::clamp<std::int64_t>((work + fragment.threads - 1) / fragment.threads, 1, multiprocessors * 32);
