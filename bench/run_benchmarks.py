@@ -63,10 +63,11 @@ def fmt(value, digits=2):
 
 
 def throughput_table(data):
-    rows = ["| benchmark | median time | Tops | of limit | GB/s | of HBM |", "|---|---|---|---|---|---|"]
+    rows = ["| benchmark | median time | Tops | of limit | GB/s | of HBM | one launch |",
+            "|---|---|---|---|---|---|---|"]
     for b in data.get("benchmarks", []):
         if b.get("error_occurred"):
-            rows.append(f"| {short_name(b['name'])} | error: {b.get('error_message', '').splitlines()[0][:80] if b.get('error_message') else ''} | | | | |")
+            rows.append(f"| {short_name(b['name'])} | error: {b.get('error_message', '').splitlines()[0][:80] if b.get('error_message') else ''} | | | | | |")
             continue
         median_us = b.get("median_us")
         time = f"{median_us / 1000:.3f} ms" if median_us and median_us >= 1000 else f"{fmt(median_us, 1)} µs"
@@ -75,7 +76,8 @@ def throughput_table(data):
         rows.append(
             f"| {short_name(b['name'])} | {time} | {fmt(b.get('Tops'))} | "
             f"{'' if of_limit is None else f'{100 * of_limit:.0f}%'} | {fmt(b.get('GBps'), 0)} | "
-            f"{'' if of_hbm is None else f'{100 * of_hbm:.0f}%'} |"
+            f"{'' if of_hbm is None else f'{100 * of_hbm:.0f}%'} | "
+            f"{'' if b.get('one_launch_us') is None else fmt(b['one_launch_us'], 1) + ' µs'} |"
         )
     return "\n".join(rows)
 
@@ -131,7 +133,7 @@ def main():
         json_path = os.path.join(args.json_dir, "throughput.json")
         if args.by_group:
             found = []
-            for group in ("gemm/", "argmax/", "batched/", "backward_", "layouts/"):
+            for group in ("gemm/", "argmax/", "batched/", "backward_", "layouts/", "latency/"):
                 regex = f"^{group}" + (f".*({args.filter})" if args.filter else "")
                 found += run_suite(binary, regex, json_path).get("benchmarks", [])
                 write(["#### Throughput", "", throughput_table({"benchmarks": found}), ""])

@@ -1,7 +1,9 @@
 // Throughput of every kernel group, type and semiring over a size sweep, timed with CUDA events on
 // inputs rotated beyond L2. Reports tropical Tops (2*M*N*K per product over the median time) and
 // that as a fraction of the hardware limit; backward kernels report the bytes they must move
-// against HBM bandwidth.
+// against HBM bandwidth. The latency cases report the kernel time of one small product (launches
+// queued back to back behind a long product, so the GPU never waits for the host) and, as
+// one_launch_us, events around a single launch, which adds the launch's own cost.
 //
 //   throughput_bench [--limits=f32:33.4,f64:16.7,i32:33.4,i64:8.4,hbm:4300] [Google Benchmark flags]
 // The limits are the H200's from shared/REFERENCE.md (Tops; hbm in GB/s); give others for another GPU.
@@ -28,7 +30,7 @@ namespace {
 
 std::map<std::string, double> g_limits = {{"f32", 33.4}, {"f64", 16.7}, {"i32", 33.4}, {"i64", 8.4}, {"hbm", 4300}};
 
-enum class Kind { Gemm, Argmax, Batched, BackwardA, BackwardB };
+enum class Kind { Gemm, Argmax, Batched, BackwardA, BackwardB, Latency };
 
 struct Case {
     Kind kind;
@@ -69,6 +71,45 @@ double time_launches(benchmark::State& state, const std::function<void(std::size
     return seconds[seconds.size() / 2];
 }
 
+// Kernel time per launch: a long product first, so that the `reps` launches timed after it are all
+// queued before the GPU reaches them and run back to back; events around the `reps` launches, so the
+// long product is not counted. Per launch this is the kernel's duration plus the gap between two
+// kernels on a stream. Also stores events around one launch (what a caller waiting for one
+// product sees) in one_launch_us.
+double time_back_to_back(benchmark::State& state, const std::function<void(std::size_t)>& launch) {
+    constexpr int reps = 50;
+    constexpr std::int64_t long_n = 2048;
+    DeviceBuffer<float> la(long_n * long_n), lb(long_n * long_n), lc(long_n * long_n);
+    la.fill_bytes(0);
+    lb.fill_bytes(0);
+    const auto long_product = [&] {
+        gemm<MaxPlus>(la.row_major(long_n, long_n), lb.row_major(long_n, long_n), lc.row_major(long_n, long_n));
+    };
+    long_product();
+    launch(0);
+    GpuTimer timer;
+    std::vector<double> single;
+    for (int i = 0; i < 20; ++i) {
+        timer.start();
+        launch(static_cast<std::size_t>(i));
+        single.push_back(timer.stop());
+    }
+    std::nth_element(single.begin(), single.begin() + 10, single.end());
+    state.counters["one_launch_us"] = single[10] * 1e6;
+    std::vector<double> seconds;
+    std::size_t i = 1;
+    for (auto _ : state) {
+        long_product();
+        timer.start();
+        for (int r = 0; r < reps; ++r) launch(i++);
+        const double s = timer.stop() / reps;
+        state.SetIterationTime(s);
+        seconds.push_back(s);
+    }
+    std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
+    return seconds[seconds.size() / 2];
+}
+
 template <class T, class S>
 void run_case(benchmark::State& state, const Case& c) {
     if (!gpu_available(state)) return;
@@ -95,6 +136,7 @@ void run_case(benchmark::State& state, const Case& c) {
     const std::int64_t sa = c.m * c.k, sb = c.k * c.n, sc = c.m * c.n;  // batch strides
     std::function<void(std::size_t)> launch;
     switch (c.kind) {
+    case Kind::Latency:
     case Kind::Gemm:
         launch = [&](std::size_t i) {
             gemm<S>(view<const T>(a[i], c.m, c.k, c.la), view<const T>(b[i], c.k, c.n, c.lb), view(out[i], c.m, c.n, c.lc));
@@ -125,7 +167,7 @@ void run_case(benchmark::State& state, const Case& c) {
         };
         break;
     }
-    const double median = time_launches(state, launch);
+    const double median = c.kind == Kind::Latency ? time_back_to_back(state, launch) : time_launches(state, launch);
     state.counters["median_us"] = median * 1e6;
     if (backward) {
         // What a backward pass must move: grad_C and argmax read once, the gradient written once,
@@ -191,6 +233,9 @@ void register_all() {
             add(fmt::format("backward_a/{}/{}/4096", to_string(t), to_string(s)), {Kind::BackwardA, t, s, 4096, 4096, 4096});
             add(fmt::format("backward_b/{}/{}/4096", to_string(t), to_string(s)), {Kind::BackwardB, t, s, 4096, 4096, 4096});
         }
+    // Latency of one small f32 product, the size of a tropical network's layer.
+    for (std::int64_t n : {64, 128, 256, 512})
+        add(fmt::format("latency/f32/maxplus/{}", n), {Kind::Latency, DType::F32, Semiring::MaxPlus, n, n, n});
     // Every layout combination of A, B and C at n = 4096.
     for (Layout la : {Layout::RowMajor, Layout::ColMajor})
         for (Layout lb : {Layout::RowMajor, Layout::ColMajor})
