@@ -40,9 +40,11 @@ def test_gemm_ops(dtype, semiring):
 
 @pytest.mark.parametrize("dtype,semiring", CASES)
 def test_bgemm_ops_broadcast(dtype, semiring):
-    for ba, bb in [(3, 3), (1, 4), (4, 1), (1, 1)]:
+    # A batch of 1 broadcasts against any count, 0 included (an empty batch of results).
+    for ba, bb in [(3, 3), (1, 4), (4, 1), (1, 1), (1, 0), (0, 1)]:
         a, b = operands(dtype, semiring, (ba, 5, 6), (bb, 6, 4), seed=ba * 10 + bb)
         want_c, want_idx = ref.gemm(a.numpy(), b.numpy(), semiring, argmax=True)
+        assert T.bgemm(a, b, semiring).shape == (max(ba, bb) if min(ba, bb) else 0, 5, 4)
         same(T.bgemm(a, b, semiring), want_c)
         c, idx = T.bgemm_argmax(a, b, semiring)
         same(c, want_c)

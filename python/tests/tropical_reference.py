@@ -44,7 +44,10 @@ def terms(a: np.ndarray, b: np.ndarray, semiring: str) -> np.ndarray:
 def gemm(a: np.ndarray, b: np.ndarray, semiring: str, argmax: bool = False):
     """2-D, or 3-D batched with a batch of 1 broadcasting."""
     if a.ndim == 3:
-        count = max(a.shape[0], b.shape[0])
+        count = b.shape[0] if a.shape[0] == 1 else a.shape[0]  # a batch of 1 broadcasts, also against 0
+        if count == 0:
+            c = np.zeros((0, a.shape[1], b.shape[2]), dtype=a.dtype)
+            return (c, np.zeros(c.shape, dtype=np.int32)) if argmax else c
         outs = [gemm(a[i if a.shape[0] > 1 else 0], b[i if b.shape[0] > 1 else 0], semiring, argmax) for i in range(count)]
         if argmax:
             return np.stack([o[0] for o in outs]), np.stack([o[1] for o in outs])

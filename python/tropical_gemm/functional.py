@@ -6,6 +6,7 @@ import torch
 from torch import Tensor, _C
 
 _is_compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled
 _FAST = all(hasattr(_C, f) for f in ("_is_torch_function_mode_enabled", "_len_torch_dispatch_stack",
                                      "_are_functorch_transforms_active"))
 
@@ -17,7 +18,9 @@ _ALIASES = SEMIRING_ALIASES
 
 def semiring_name(semiring: str) -> str:
     """The canonical name ('maxplus', 'minplus', 'maxmul') of a semiring given in any common spelling."""
-    name = _ALIASES.get(str(semiring).lower())
+    name = _ALIASES.get(semiring) if type(semiring) is str else None  # the usual spellings, as given
+    if name is None:
+        name = _ALIASES.get(str(semiring).lower())
     if name is None:
         ops.semiring_code(str(semiring))  # raises with the list of names
     return name
@@ -39,10 +42,10 @@ def _direct_ok(a: Tensor, b: Tensor) -> bool:
 
 def _product(name: str, a: Tensor, b: Tensor, s: str, batched: bool, with_argmax: bool, direct: bool):
     if direct:
-        kind = a.device.type
-        if kind == "cuda":
+        # is_cuda / is_cpu: cheaper than a.device.type, which builds a device and a string.
+        if a.is_cuda:
             return ops._product_cuda(name, a, b, s, batched, with_argmax)
-        if kind == "cpu":
+        if a.is_cpu:
             return ops._product_cpu(name, a, b, s, batched, with_argmax)
     return getattr(ops, name)(a, b, s)
 
@@ -63,22 +66,23 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bo
     the dispatcher's round trips through Python (the result is the same).
     """
     s = semiring_name(semiring)
-    if a.dim() < 2 or b.dim() < 2:
+    a_dim, b_dim = a.dim(), b.dim()
+    if a_dim < 2 or b_dim < 2:
         raise InvalidArgumentError(
-            f"tropical_gemm.matmul needs matrices (2-D or more), got a {a.dim()}-D and b {b.dim()}-D; "
+            f"tropical_gemm.matmul needs matrices (2-D or more), got a {a_dim}-D and b {b_dim}-D; "
             f"add a dimension, e.g. a.unsqueeze(0) for a row vector or b.unsqueeze(-1) for a column"
         )
-    grad = torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)
+    grad = _grad_enabled() and (a.requires_grad or b.requires_grad)
     argmax_wanted = return_argmax or grad
     direct = _FAST and not grad and _direct_ok(a, b)
 
-    if a.dim() == 2 and b.dim() == 2:
+    if a_dim == 2 and b_dim == 2:
         if argmax_wanted:
             c, argmax = _product("gemm_argmax", a, b, s, False, True, direct)
             return (c, argmax) if return_argmax else c
         return _product("gemm", a, b, s, False, False, direct)
 
-    if b.dim() == 2:
+    if b_dim == 2:
         # (..., M, K) @ (K, N): one product with the leading dimensions folded into M.
         lead = a.shape[:-1]
         flat = a.reshape(-1, a.shape[-1])
@@ -88,8 +92,8 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bo
             return (c, argmax) if return_argmax else c
         return _product("gemm", flat, b, s, False, False, direct).reshape(*lead, b.shape[-1])
 
-    if a.dim() <= 3 and b.dim() == 3:
-        a3 = a if a.dim() == 3 else a.unsqueeze(0)
+    if a_dim <= 3 and b_dim == 3:
+        a3 = a if a_dim == 3 else a.unsqueeze(0)
         batch_shape = None
         b3 = b
     else:

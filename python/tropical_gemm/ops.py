@@ -84,6 +84,34 @@ def _check_devices(op: str, tensors: dict[str, Tensor]) -> None:
 
 def check_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool) -> tuple[int, int]:
     """Validates a product's operands; returns (semiring code, dtype code)."""
+    return _check_product(op, a, b, semiring, batched)[:2]
+
+
+def _check_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool):
+    """check_product, returning (semiring code, dtype code, a.shape, b.shape). Valid operands pass a
+    few cheap tests; anything else goes through _explain_product, which raises the error that says
+    what is wrong (the same tests, in the order of its messages)."""
+    s = SEMIRINGS.get(semiring)
+    dtype = a.dtype
+    t = _DTYPES.get(dtype)
+    if s is not None and t is not None and b.dtype == dtype:
+        sa, sb = a.shape, b.shape
+        if batched:
+            if (
+                len(sa) == 3
+                and len(sb) == 3
+                and sa[2] == sb[1]
+                and (sa[0] == sb[0] or sa[0] == 1 or sb[0] == 1)
+                and a.device == b.device
+            ):
+                return s, t, sa, sb
+        elif len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and a.device == b.device:
+            return s, t, sa, sb
+    s, t = _explain_product(op, a, b, semiring, batched)
+    return s, t, a.shape, b.shape
+
+
+def _explain_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool) -> tuple[int, int]:
     s = semiring_code(semiring)
     dims = 3 if batched else 2
     if a.dim() != dims or b.dim() != dims:
@@ -219,55 +247,82 @@ _backward_b_c = _native.lib.tropical_gemm_backward_b
 _cpu_gemm_c = _native.host.tgh_cpu_gemm
 _cpu_backward_a_c = _native.host.tgh_cpu_backward_a
 _cpu_backward_b_c = _native.host.tgh_cpu_backward_b
+_pack_matrix = MATRIX.pack
+_pack_view = VIEW.pack
+_pack_options = OPTIONS.pack
 
 
 def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
-    s, t = check_product(op, a, b, semiring, batched)
+    s, t, sa, sb = _check_product(op, a, b, semiring, batched)
     device = a.device
+    dtype = a.dtype
+    # torch.empty(*sizes) parses faster than torch.empty(tuple).
     if batched:
-        count = max(a.shape[0], b.shape[0])
-        m, n = a.shape[1], b.shape[2]
-        shape = (count, m, n)
+        count = sb[0] if sa[0] == 1 else sa[0]  # a batch of 1 broadcasts, also against 0
+        m, n = sa[1], sb[2]
+        c = torch.empty(count, m, n, dtype=dtype, device=device)
+        argmax = torch.empty(count, m, n, dtype=torch.int32, device=device) if with_argmax else None
+        if count == 0:  # an empty batch: nothing to compute, and the empty operand may have no memory
+            return (c, argmax) if with_argmax else c
     else:
         count = 1
-        m, n = a.shape[0], b.shape[1]
-        shape = (m, n)
-    c = torch.empty(shape, dtype=a.dtype, device=device)
+        m, n = sa[0], sb[1]
+        c = torch.empty(m, n, dtype=dtype, device=device)
+        argmax = torch.empty(m, n, dtype=torch.int32, device=device) if with_argmax else None
     da, a_ = _gpu_matrix(a, batched)
     db, b_ = _gpu_matrix(b, batched)
-    dc = MATRIX.pack(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    if not _nvrtc._done:
+        _nvrtc.ensure()
+    options = _pack_options(_stream(device), 0)
     if with_argmax:
-        argmax = torch.empty(shape, dtype=torch.int32, device=device)
-        dm = MATRIX.pack(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-        status = _gemm_argmax_c(s, t, da, db, dc, dm, count, _options(device))
+        dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+        status = _gemm_argmax_c(s, t, da, db, dc, dm, count, options)
         if status:
             raise _native.library_error(status, f"tropical.{op}: ")
         return c, argmax
-    status = _gemm_c(s, t, da, db, dc, count, _options(device))
+    status = _gemm_c(s, t, da, db, dc, count, options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     return c
 
 
 def _product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
-    s, t = check_product(op, a, b, semiring, batched)
+    s, t, sa, sb = _check_product(op, a, b, semiring, batched)
+    dtype = a.dtype
+    st_a, st_b = a.stride(), b.stride()
+    # The tgh_views of _cpu_view and _out_view, inline.
     if batched:
-        count = max(a.shape[0], b.shape[0])
-        shape = (count, a.shape[1], b.shape[2])
+        count = sb[0] if sa[0] == 1 else sa[0]  # a batch of 1 broadcasts, also against 0
+        m, n = sa[1], sb[2]
+        c = torch.empty(count, m, n, dtype=dtype)
+        argmax = torch.empty(count, m, n, dtype=torch.int32) if with_argmax else None
+        if count == 0:  # an empty batch: nothing to compute, and the empty operand may have no memory
+            return (c, argmax) if with_argmax else c
+        va = _pack_view(a.data_ptr(), m, sa[2], st_a[1], st_a[2], st_a[0] if sa[0] > 1 else 0)
+        vb = _pack_view(b.data_ptr(), sb[1], n, st_b[1], st_b[2], st_b[0] if sb[0] > 1 else 0)
+        st_c = c.stride()
+        vc = _pack_view(c.data_ptr(), m, n, st_c[1], st_c[2], st_c[0])
+        if with_argmax:
+            st_m = argmax.stride()
+            vm = _pack_view(argmax.data_ptr(), m, n, st_m[1], st_m[2], st_m[0])
+        else:
+            vm = None
     else:
         count = 1
-        shape = (a.shape[0], b.shape[1])
-    c = torch.empty(shape, dtype=a.dtype)
-    argmax = torch.empty(shape, dtype=torch.int32) if with_argmax else None
-    status = _cpu_gemm_c(
-        s,
-        t,
-        _cpu_view(a, batched),
-        _cpu_view(b, batched),
-        _out_view(c, batched),
-        _out_view(argmax, batched) if with_argmax else None,
-        count,
-    )
+        m, n = sa[0], sb[1]
+        c = torch.empty(m, n, dtype=dtype)
+        argmax = torch.empty(m, n, dtype=torch.int32) if with_argmax else None
+        va = _pack_view(a.data_ptr(), m, sa[1], st_a[0], st_a[1], 0)
+        vb = _pack_view(b.data_ptr(), sb[0], n, st_b[0], st_b[1], 0)
+        st_c = c.stride()
+        vc = _pack_view(c.data_ptr(), m, n, st_c[0], st_c[1], 0)
+        if with_argmax:
+            st_m = argmax.stride()
+            vm = _pack_view(argmax.data_ptr(), m, n, st_m[0], st_m[1], 0)
+        else:
+            vm = None
+    status = _cpu_gemm_c(s, t, va, vb, vc, vm, count)
     if status:
         raise _native.host_error(status, f"tropical.{op}: ")
     return (c, argmax) if with_argmax else c
@@ -283,6 +338,8 @@ def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tenso
     # The kernels cannot sum a batch into one matrix (outputs may not overlap): a broadcast operand
     # gets the gradient of every product, summed afterwards.
     shape = (count, rows, cols) if batched else (rows, cols)
+    if count == 0:  # no products, no contributions
+        return torch.zeros(target.shape, dtype=a.dtype, device=device)
     grad = torch.empty(shape, dtype=a.dtype, device=device)
     dg = MATRIX.pack(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
     dgc, grad_c_ = _gpu_matrix(grad_c, batched)
@@ -304,6 +361,8 @@ def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor
     count = grad_c.shape[0] if batched else 1
     target = a if which == "a" else b
     grad = torch.zeros(target.shape, dtype=a.dtype)
+    if count == 0:  # no products, no contributions
+        return grad
     # The reference adds into grad: a broadcast operand (batch 1) sums its batch in place.
     dg = _out_view(grad, batched, batch_stride=(grad.stride(0) if target.shape[0] > 1 else 0) if batched else 0)
     other = b if which == "a" else a
@@ -335,7 +394,11 @@ def _dispatch(op: str, cpu, cuda):
 _lib = torch.library.Library(NAMESPACE, "DEF")
 
 
+_IMPLS: dict = {}  # op name -> (CPU implementation, CUDA implementation)
+
+
 def _define(name: str, schema: str, cpu, cuda, fake):
+    _IMPLS[name] = (cpu, cuda)
     _lib.define(f"{name}{schema}")
     _lib.impl(name, _dispatch(name, cpu, cuda), "CompositeExplicitAutograd")
     _lib.impl(name, cpu, "CPU")
@@ -437,15 +500,92 @@ def _backward_saved(ctx, grad_c, grad_argmax):
     return (*_route(ctx, grad_c, argmax, a, b), None)
 
 
-torch.library.register_autograd(
-    f"{NAMESPACE}::gemm", _backward_recompute(torch.ops.tropical.gemm_argmax), setup_context=_setup, lib=_lib
-)
-torch.library.register_autograd(
-    f"{NAMESPACE}::bgemm", _backward_recompute(torch.ops.tropical.bgemm_argmax), setup_context=_setup, lib=_lib
-)
-torch.library.register_autograd(f"{NAMESPACE}::gemm_argmax", _backward_saved, setup_context=_setup, lib=_lib)
-torch.library.register_autograd(f"{NAMESPACE}::bgemm_argmax", _backward_saved, setup_context=_setup, lib=_lib)
+# register_autograd's Autograd kernel is Python that, when no input requires grad, redispatches
+# below autograd: a second round trip through the dispatcher and Python (about half the host time
+# of a small product). _register_autograd keeps that kernel for everything it handles, and in front
+# of it sends the common case -- no gradient wanted, plain CPU or CUDA tensors, no mode, subclass,
+# functionalization or transform below autograd (the dispatch key set says so) -- straight to the
+# implementation the redispatch would reach.
+try:
+    from torch._library.autograd import Info as _Info, make_autograd_impl as _make_autograd_impl
 
+    _after_autograd = torch._C._after_autograd_keyset
+    _grad_enabled = torch._C.is_grad_enabled
+    _DispatchKey = torch._C.DispatchKey
+    _PLAIN_CPU = torch._C.DispatchKeySet(_DispatchKey.CPU).raw_repr()
+    _PLAIN_CUDA = torch._C.DispatchKeySet(_DispatchKey.CUDA).raw_repr()
+    _IN_PLACE_OR_VIEW = _DispatchKey.ADInplaceOrView
+    (torch._C.DispatchKeySet(_DispatchKey.AutogradCPU) & _after_autograd).remove(_IN_PLACE_OR_VIEW).raw_repr()
+except (ImportError, AttributeError, TypeError):  # a PyTorch without them: register_autograd alone
+    _make_autograd_impl = None
+
+_UNSEEN = object()
+
+
+def _direct_impl(keyset, cpu, cuda):
+    """The implementation that redispatching keyset below autograd reaches with nothing in between
+    (ADInplaceOrView is a fallthrough for these ops), or None."""
+    rest = (keyset & _after_autograd).remove(_IN_PLACE_OR_VIEW).raw_repr()
+    if rest == _PLAIN_CPU:
+        return cpu
+    if rest == _PLAIN_CUDA:
+        return cuda
+    return None
+
+
+def _register_autograd(name: str, backward, setup_context, tensors: int) -> None:
+    qualname = f"{NAMESPACE}::{name}"
+    general = None
+    if _make_autograd_impl is not None:
+        try:
+            general = _make_autograd_impl(getattr(torch.ops.tropical, name).default, _Info(backward, setup_context))
+        except (TypeError, AttributeError):  # private API of another shape
+            general = None
+    if general is None:
+        torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=_lib)
+        return
+    cpu, cuda = _IMPLS[name]
+    routes: dict = {}  # keyset.raw_repr() -> implementation or None
+
+    def route(keyset):
+        impl = _direct_impl(keyset, cpu, cuda)
+        if len(routes) < 64:
+            routes[keyset.raw_repr()] = impl
+        return impl
+
+    if tensors == 2:
+
+        def kernel(keyset, *args, **kwargs):
+            if not kwargs and not (_grad_enabled() and (args[0].requires_grad or args[1].requires_grad)):
+                impl = routes.get(keyset.raw_repr(), _UNSEEN)
+                if impl is _UNSEEN:
+                    impl = route(keyset)
+                if impl is not None:
+                    return impl(*args)
+            return general(keyset, *args, **kwargs)
+
+    else:
+        assert tensors == 4
+
+        def kernel(keyset, *args, **kwargs):
+            if not kwargs and not (
+                _grad_enabled()
+                and (args[0].requires_grad or args[1].requires_grad or args[2].requires_grad or args[3].requires_grad)
+            ):
+                impl = routes.get(keyset.raw_repr(), _UNSEEN)
+                if impl is _UNSEEN:
+                    impl = route(keyset)
+                if impl is not None:
+                    return impl(*args)
+            return general(keyset, *args, **kwargs)
+
+    _lib.impl(name, kernel, "Autograd", with_keyset=True)
+
+
+_register_autograd("gemm", _backward_recompute(torch.ops.tropical.gemm_argmax), _setup, 2)
+_register_autograd("bgemm", _backward_recompute(torch.ops.tropical.bgemm_argmax), _setup, 2)
+_register_autograd("gemm_argmax", _backward_saved, _setup, 2)
+_register_autograd("bgemm_argmax", _backward_saved, _setup, 2)
 
 
 def _no_double_backward(ctx, grad):
@@ -460,9 +600,7 @@ def _setup_backward(ctx, inputs, output):
 
 
 for _name in ("gemm_backward_a", "gemm_backward_b"):
-    torch.library.register_autograd(
-        f"{NAMESPACE}::{_name}", _no_double_backward, setup_context=_setup_backward, lib=_lib
-    )
+    _register_autograd(_name, _no_double_backward, _setup_backward, 4)
 
 gemm = torch.ops.tropical.gemm
 gemm_argmax = torch.ops.tropical.gemm_argmax
