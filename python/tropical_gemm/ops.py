@@ -520,6 +520,12 @@ except (ImportError, AttributeError, TypeError):  # a PyTorch without them: regi
     _make_autograd_impl = None
 
 _UNSEEN = object()
+# Whether any of an op's tensor arguments (the first 2 of a product, the first 4 of a backward op)
+# requires grad, written out: any() over a generator costs more than the rest of the check.
+_ANY_GRAD = {
+    2: lambda args: args[0].requires_grad or args[1].requires_grad,
+    4: lambda args: args[0].requires_grad or args[1].requires_grad or args[2].requires_grad or args[3].requires_grad,
+}
 
 
 def _direct_impl(keyset, cpu, cuda):
@@ -553,31 +559,16 @@ def _register_autograd(name: str, backward, setup_context, tensors: int) -> None
             routes[keyset.raw_repr()] = impl
         return impl
 
-    if tensors == 2:
+    wants_grad = _ANY_GRAD[tensors]
 
-        def kernel(keyset, *args, **kwargs):
-            if not kwargs and not (_grad_enabled() and (args[0].requires_grad or args[1].requires_grad)):
-                impl = routes.get(keyset.raw_repr(), _UNSEEN)
-                if impl is _UNSEEN:
-                    impl = route(keyset)
-                if impl is not None:
-                    return impl(*args)
-            return general(keyset, *args, **kwargs)
-
-    else:
-        assert tensors == 4
-
-        def kernel(keyset, *args, **kwargs):
-            if not kwargs and not (
-                _grad_enabled()
-                and (args[0].requires_grad or args[1].requires_grad or args[2].requires_grad or args[3].requires_grad)
-            ):
-                impl = routes.get(keyset.raw_repr(), _UNSEEN)
-                if impl is _UNSEEN:
-                    impl = route(keyset)
-                if impl is not None:
-                    return impl(*args)
-            return general(keyset, *args, **kwargs)
+    def kernel(keyset, *args, **kwargs):
+        if not kwargs and not (_grad_enabled() and wants_grad(args)):
+            impl = routes.get(keyset.raw_repr(), _UNSEEN)
+            if impl is _UNSEEN:
+                impl = route(keyset)
+            if impl is not None:
+                return impl(*args)
+        return general(keyset, *args, **kwargs)
 
     _lib.impl(name, kernel, "Autograd", with_keyset=True)
 
