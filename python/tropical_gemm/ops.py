@@ -247,9 +247,6 @@ _backward_b_c = _native.lib.tropical_gemm_backward_b
 _cpu_gemm_c = _native.host.tgh_cpu_gemm
 _cpu_backward_a_c = _native.host.tgh_cpu_backward_a
 _cpu_backward_b_c = _native.host.tgh_cpu_backward_b
-_pack_matrix = MATRIX.pack
-_pack_view = VIEW.pack
-_pack_options = OPTIONS.pack
 
 
 def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
@@ -271,12 +268,10 @@ def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, w
         argmax = torch.empty(m, n, dtype=torch.int32, device=device) if with_argmax else None
     da, a_ = _gpu_matrix(a, batched)
     db, b_ = _gpu_matrix(b, batched)
-    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-    if not _nvrtc._done:
-        _nvrtc.ensure()
-    options = _pack_options(_stream(device), 0)
+    dc = MATRIX.pack(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    options = _options(device)
     if with_argmax:
-        dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+        dm = MATRIX.pack(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
         status = _gemm_argmax_c(s, t, da, db, dc, dm, count, options)
         if status:
             raise _native.library_error(status, f"tropical.{op}: ")
@@ -289,39 +284,19 @@ def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, w
 
 def _product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
     s, t, sa, sb = _check_product(op, a, b, semiring, batched)
-    dtype = a.dtype
-    st_a, st_b = a.stride(), b.stride()
-    # The tgh_views of _cpu_view and _out_view, inline.
     if batched:
         count = sb[0] if sa[0] == 1 else sa[0]  # a batch of 1 broadcasts, also against 0
-        m, n = sa[1], sb[2]
-        c = torch.empty(count, m, n, dtype=dtype)
-        argmax = torch.empty(count, m, n, dtype=torch.int32) if with_argmax else None
+        c = torch.empty(count, sa[1], sb[2], dtype=a.dtype)
+        argmax = torch.empty(count, sa[1], sb[2], dtype=torch.int32) if with_argmax else None
         if count == 0:  # an empty batch: nothing to compute, and the empty operand may have no memory
             return (c, argmax) if with_argmax else c
-        va = _pack_view(a.data_ptr(), m, sa[2], st_a[1], st_a[2], st_a[0] if sa[0] > 1 else 0)
-        vb = _pack_view(b.data_ptr(), sb[1], n, st_b[1], st_b[2], st_b[0] if sb[0] > 1 else 0)
-        st_c = c.stride()
-        vc = _pack_view(c.data_ptr(), m, n, st_c[1], st_c[2], st_c[0])
-        if with_argmax:
-            st_m = argmax.stride()
-            vm = _pack_view(argmax.data_ptr(), m, n, st_m[1], st_m[2], st_m[0])
-        else:
-            vm = None
     else:
         count = 1
-        m, n = sa[0], sb[1]
-        c = torch.empty(m, n, dtype=dtype)
-        argmax = torch.empty(m, n, dtype=torch.int32) if with_argmax else None
-        va = _pack_view(a.data_ptr(), m, sa[1], st_a[0], st_a[1], 0)
-        vb = _pack_view(b.data_ptr(), sb[0], n, st_b[0], st_b[1], 0)
-        st_c = c.stride()
-        vc = _pack_view(c.data_ptr(), m, n, st_c[0], st_c[1], 0)
-        if with_argmax:
-            st_m = argmax.stride()
-            vm = _pack_view(argmax.data_ptr(), m, n, st_m[0], st_m[1], 0)
-        else:
-            vm = None
+        c = torch.empty(sa[0], sb[1], dtype=a.dtype)
+        argmax = torch.empty(sa[0], sb[1], dtype=torch.int32) if with_argmax else None
+    va, vb = _cpu_view(a, batched), _cpu_view(b, batched)
+    vc = _out_view(c, batched)
+    vm = _out_view(argmax, batched) if with_argmax else None
     status = _cpu_gemm_c(s, t, va, vb, vc, vm, count)
     if status:
         raise _native.host_error(status, f"tropical.{op}: ")
@@ -515,6 +490,8 @@ try:
     _PLAIN_CPU = torch._C.DispatchKeySet(_DispatchKey.CPU).raw_repr()
     _PLAIN_CUDA = torch._C.DispatchKeySet(_DispatchKey.CUDA).raw_repr()
     _IN_PLACE_OR_VIEW = _DispatchKey.ADInplaceOrView
+    # The key-set operations _direct_impl uses, tried once here so that a PyTorch without them takes
+    # the fallback now rather than failing at the first call.
     (torch._C.DispatchKeySet(_DispatchKey.AutogradCPU) & _after_autograd).remove(_IN_PLACE_OR_VIEW).raw_repr()
 except (ImportError, AttributeError, TypeError):  # a PyTorch without them: register_autograd alone
     _make_autograd_impl = None
