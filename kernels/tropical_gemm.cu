@@ -616,20 +616,28 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
 #pragma unroll
                     for (int h = 0; h < STAGES; ++h) {
                         fetch((s + 1) * STAGES + h);
+                        // The f64 choice is made once per stage, not per k: inside the branch no
+                        // predicate stays live, and the compare-selects get the predicate registers
+                        // to overlap (with one left, every term waited for the previous: 460
+                        // instead of 313 stall cycles per k step in the SASS).
+                        if (GUARD && !exact) {
 #pragma unroll
-                        for (int kk = h * SK; kk < (h + 1) * SK; ++kk) {
-                            if constexpr (TRACK) {
-                                if (kk == 0)
-                                    k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, true>(sacc, a_buf, b_buf);
-                                else
-                                    k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, false>(sacc, a_buf + kk * LDA,
-                                                                                         b_buf + kk * LDB);
-                            } else if (GUARD && !exact) {
+                            for (int kk = h * SK; kk < (h + 1) * SK; ++kk)
                                 k_step<R, T, TM, TN, GROUP_M, GROUP_N, ARGMAX, GUARD>(acc, arg, a_buf + kk * LDA,
                                                                                       b_buf + kk * LDB, k0 + kk);
-                            } else {
-                                k_step<R, T, TM, TN, GROUP_M, GROUP_N, ARGMAX>(acc, arg, a_buf + kk * LDA,
-                                                                               b_buf + kk * LDB, k0 + kk);
+                        } else {
+#pragma unroll
+                            for (int kk = h * SK; kk < (h + 1) * SK; ++kk) {
+                                if constexpr (TRACK) {
+                                    if (kk == 0)
+                                        k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, true>(sacc, a_buf, b_buf);
+                                    else
+                                        k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, false>(sacc, a_buf + kk * LDA,
+                                                                                             b_buf + kk * LDB);
+                                } else {
+                                    k_step<R, T, TM, TN, GROUP_M, GROUP_N, ARGMAX>(acc, arg, a_buf + kk * LDA,
+                                                                                   b_buf + kk * LDB, k0 + kk);
+                                }
                             }
                         }
                         stash(buf ^ 1, h);
@@ -864,16 +872,56 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
         else if (v != T(0)) *d += v;
     };
     if (GRAD_A && smem_bytes >= K * sizeof(T)) {
+        // Rows of argmax and grad_C that are contiguous and 16-byte aligned are read 4 elements
+        // at a time (one 128-bit load of argmax, one or two of grad_C): with a load pair per
+        // thread in flight the loop was latency-bound at 46% of HBM bandwidth (bench/NOTES.md).
+        constexpr int V = 4;
+        const auto aligned = [](const void* q) { return reinterpret_cast<unsigned long long>(q) % 16 == 0; };
+        const bool vec = p.argmax.col_stride == 1 && p.grad_c.col_stride == 1 && p.argmax.row_stride % V == 0 &&
+                         p.grad_c.row_stride % V == 0 &&
+                         (p.batch == 1 || (p.argmax.batch_stride % V == 0 && p.grad_c.batch_stride % V == 0)) &&
+                         aligned(p.argmax.ptr) && aligned(p.grad_c.ptr);
         for (long long r = blockIdx.x; r < p.batch * M; r += gridDim.x) {
             const long long b = r / M, i = r % M;
             for (long long k = tid; k < K; k += threads) shared[k] = T(0);
             __syncthreads();
-            // (Unrolling this loop to keep 4 loads in flight per thread measured slower on the
-            // H200: 142 us against 102 us for 4096^2; see bench/NOTES.md.)
-            for (long long j = tid; j < N; j += threads) {
-                int k;
-                T g;
-                if (contribution(b, i, j, k, g)) atomicAdd(&shared[k], g);
+            if (vec) {
+                const int* const arg_row = element<const int>(p.argmax, b, i, 0);
+                const T* const grad_row = element<const T>(p.grad_c, b, i, 0);
+                for (long long j0 = tid * V; j0 < N; j0 += threads * V) {
+                    int kv[V];
+                    T gv[V];
+                    if (j0 + V <= N) {
+                        const int4 k4 = *reinterpret_cast<const int4*>(arg_row + j0);
+                        kv[0] = k4.x, kv[1] = k4.y, kv[2] = k4.z, kv[3] = k4.w;
+                        constexpr int PER = 16 / static_cast<int>(sizeof(T));   // elements per 128-bit load
+#pragma unroll
+                        for (int h = 0; h < V / PER; ++h) {
+                            const Vec16<T> g = reinterpret_cast<const Vec16<T>*>(grad_row + j0)[h];
+#pragma unroll
+                            for (int e = 0; e < PER; ++e) gv[h * PER + e] = g.v[e];
+                        }
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < V; ++e) {
+                            kv[e] = j0 + e < N ? arg_row[j0 + e] : -1;
+                            gv[e] = j0 + e < N ? grad_row[j0 + e] : T(0);
+                        }
+                    }
+#pragma unroll
+                    for (int e = 0; e < V; ++e) {
+                        if (kv[e] < 0 || kv[e] >= K) continue;
+                        T g = gv[e];
+                        if (p.multiply_by_other) g *= *element<const T>(p.other, b, kv[e], j0 + e);
+                        atomicAdd(&shared[kv[e]], g);
+                    }
+                }
+            } else {
+                for (long long j = tid; j < N; j += threads) {
+                    int k;
+                    T g;
+                    if (contribution(b, i, j, k, g)) atomicAdd(&shared[k], g);
+                }
             }
             __syncthreads();
             for (long long k = tid; k < K; k += threads) store(element<T>(p.grad, b, i, k), shared[k]);
@@ -890,6 +938,8 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
             __syncthreads();
             // Eight elements' loads in flight per thread before their additions (one block per
             // multiprocessor holds its K x SLAB shared values, so its loads must cover latency).
+            // grad_C is read with argmax, not after it: one round trip to memory per element
+            // instead of two (ncu: 8 warps per scheduler, 48% issue active, 24% of DRAM).
             constexpr int UNROLL = 8;
             for (long long e0 = tid; e0 < M * SLAB; e0 += UNROLL * threads) {
                 int k[UNROLL];
@@ -898,7 +948,15 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
                     const long long e = e0 + u * threads, i = e / SLAB, j = j0 + e % SLAB;
-                    ok[u] = e < M * SLAB && j < N && contribution(b, i, j, k[u], g[u]);
+                    ok[u] = e < M * SLAB && j < N;
+                    k[u] = ok[u] ? *element<const int>(p.argmax, b, i, j) : -1;
+                    g[u] = ok[u] ? *element<const T>(p.grad_c, b, i, j) : T(0);
+                }
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) {
+                    const long long e = e0 + u * threads, i = e / SLAB, j = j0 + e % SLAB;
+                    ok[u] = ok[u] && k[u] >= 0 && k[u] < K;
+                    if (ok[u] && p.multiply_by_other) g[u] *= *element<const T>(p.other, b, i, k[u]);
                 }
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u)
