@@ -49,6 +49,10 @@ struct Request {
     OperandRef a, b, c, argmax, grad;
     std::int64_t batch = 1;
     GemmOptions options;
+    // -1: the library asks the driver where the operands are and whether the stream belongs to
+    // that device's primary context. A caller that knows both (the PyTorch ops: tensors of one
+    // CUDA device and that device's current stream) names the device and saves those queries.
+    int known_device = -1;
 };
 
 TROPICAL_GEMM_EXPORT void run(const Request& request);

@@ -136,6 +136,8 @@ host.tgh_warm_kernel.argtypes = [
     ctypes.POINTER(ctypes.c_double),
 ]
 host.tgh_warm_kernel.restype = _i32
+host.tgh_gpu_run.argtypes = [_p]
+host.tgh_gpu_run.restype = _i32
 host.tgh_last_error.argtypes = []
 host.tgh_last_error.restype = ctypes.c_char_p
 
@@ -146,7 +148,13 @@ OPTIONS = struct.Struct("@Pi4x")
 # tgh_view {void* data; int64 rows, cols, row_stride, col_stride, batch_stride}
 VIEW = struct.Struct("@Pqqqqq")
 
-assert MATRIX.size == 48 and OPTIONS.size == 16 and VIEW.size == 48
+# tgh_gpu_call {int32 operation, semiring, dtype, device; tropical_matrix a, b, c, argmax, grad;
+# int64 batch; void* stream; int32 accumulate, reserved} (python/src/host_api.cpp)
+GPU_CALL = struct.Struct("@4i" + "Pqqqiq" * 5 + "qPii")
+GEMM, GEMM_ARGMAX, BACKWARD_A, BACKWARD_B = 0, 1, 2, 3
+NO_MATRIX = (0, 0, 0, 0, 0, 0)  # an operand the operation does not use
+
+assert MATRIX.size == 48 and OPTIONS.size == 16 and VIEW.size == 48 and GPU_CALL.size == 280
 
 ROW_MAJOR, COL_MAJOR = 0, 1
 SEMIRINGS = {"maxplus": 0, "minplus": 1, "maxmul": 2}

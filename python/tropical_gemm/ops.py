@@ -31,9 +31,13 @@ from torch import Tensor
 
 from . import _native, _nvrtc
 from ._native import (
+    BACKWARD_A,
+    BACKWARD_B,
     COL_MAJOR,
-    MATRIX,
-    OPTIONS,
+    GEMM,
+    GEMM_ARGMAX,
+    GPU_CALL,
+    NO_MATRIX,
     ROW_MAJOR,
     SEMIRINGS,
     VIEW,
@@ -188,11 +192,12 @@ def _unsupported_device(op: str, t: Tensor) -> UnsupportedError:
 # --- descriptors ------------------------------------------------------------------------------
 
 
-def _gpu_matrix(t: Tensor, batched: bool) -> tuple[bytes, Tensor]:
-    """A tropical_matrix for t (2-D, or 3-D with the batch first), without a copy where the strides
-    allow: inner stride 1 -> row-major, ld = the outer stride; outer stride 1 -> column-major;
-    anything else -> .contiguous(). A batch of 1 gets batch stride 0 (it broadcasts). Returns the
-    descriptor and the tensor it points into (keep it alive until the launch is queued)."""
+def _gpu_matrix(t: Tensor, batched: bool) -> tuple[tuple, Tensor]:
+    """The fields of a tropical_matrix for t (2-D, or 3-D with the batch first), without a copy
+    where the strides allow: inner stride 1 -> row-major, ld = the outer stride; outer stride 1 ->
+    column-major; anything else -> .contiguous(). A batch of 1 gets batch stride 0 (it broadcasts).
+    Returns (data, rows, cols, ld, layout, batch stride) and the tensor it points into (keep it
+    alive until the launch is queued)."""
     shape, strides = t.shape, t.stride()
     rows, cols = shape[-2], shape[-1]
     rs, cs = strides[-2], strides[-1]
@@ -207,7 +212,7 @@ def _gpu_matrix(t: Tensor, batched: bool) -> tuple[bytes, Tensor]:
         layout, ld = ROW_MAJOR, cols
         strides = t.stride()
     batch_stride = (strides[0] if shape[0] > 1 else 0) if batched else 0
-    return MATRIX.pack(t.data_ptr(), rows, cols, ld, layout, batch_stride), t
+    return (t.data_ptr(), rows, cols, ld, layout, batch_stride), t
 
 
 def _cpu_view(t: Tensor, batched: bool) -> bytes:
@@ -226,24 +231,19 @@ def _out_view(t: Tensor, batched: bool, batch_stride: int | None = None) -> byte
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
-def _stream(device: torch.device) -> int:
+def _stream(index: int) -> int:
+    """PyTorch's current stream on CUDA device `index`, as a raw handle."""
     if _raw_stream is not None:
-        return _raw_stream(device.index)
-    return torch.cuda.current_stream(device).cuda_stream
-
-
-def _options(device: torch.device) -> bytes:
-    if not _nvrtc._done:
-        _nvrtc.ensure()
-    return OPTIONS.pack(_stream(device), 0)
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 # --- implementations --------------------------------------------------------------------------
 
-_gemm_c = _native.lib.tropical_gemm
-_gemm_argmax_c = _native.lib.tropical_gemm_argmax
-_backward_a_c = _native.lib.tropical_gemm_backward_a
-_backward_b_c = _native.lib.tropical_gemm_backward_b
+# The GPU path: one packed tgh_gpu_call per launch (python/src/host_api.cpp). The tensors' device is
+# known, so the library skips asking the driver about each pointer and the stream.
+_gpu_run = _native.host.tgh_gpu_run
+_pack_call = GPU_CALL.pack
 _cpu_gemm_c = _native.host.tgh_cpu_gemm
 _cpu_backward_a_c = _native.host.tgh_cpu_backward_a
 _cpu_backward_b_c = _native.host.tgh_cpu_backward_b
@@ -268,18 +268,16 @@ def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, w
         argmax = torch.empty(m, n, dtype=torch.int32, device=device) if with_argmax else None
     da, a_ = _gpu_matrix(a, batched)
     db, b_ = _gpu_matrix(b, batched)
-    dc = MATRIX.pack(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-    options = _options(device)
-    if with_argmax:
-        dm = MATRIX.pack(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-        status = _gemm_argmax_c(s, t, da, db, dc, dm, count, options)
-        if status:
-            raise _native.library_error(status, f"tropical.{op}: ")
-        return c, argmax
-    status = _gemm_c(s, t, da, db, dc, count, options)
+    if not _nvrtc._done:
+        _nvrtc.ensure()
+    index = device.index
+    dm = (argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n) if with_argmax else NO_MATRIX
+    status = _gpu_run(_pack_call(GEMM_ARGMAX if with_argmax else GEMM, s, t, index, *da, *db,
+                                 c.data_ptr(), m, n, n, ROW_MAJOR, m * n, *dm, *NO_MATRIX,
+                                 count, _stream(index), 0, 0))
     if status:
-        raise _native.library_error(status, f"tropical.{op}: ")
-    return c
+        raise _native.host_error(status, f"tropical.{op}: ")
+    return (c, argmax) if with_argmax else c
 
 
 def _product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
@@ -316,15 +314,19 @@ def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tenso
     if count == 0:  # no products, no contributions
         return torch.zeros(target.shape, dtype=a.dtype, device=device)
     grad = torch.empty(shape, dtype=a.dtype, device=device)
-    dg = MATRIX.pack(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
+    dg = (grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
     dgc, grad_c_ = _gpu_matrix(grad_c, batched)
     dam, argmax_ = _gpu_matrix(argmax, batched)
     other = b if which == "a" else a
-    do, other_ = _gpu_matrix(other, batched) if s == SEMIRINGS["maxmul"] else (None, None)
-    fn = _backward_a_c if which == "a" else _backward_b_c
-    status = fn(s, t, dgc, dam, do, dg, count, _options(device))
+    do, other_ = _gpu_matrix(other, batched) if s == SEMIRINGS["maxmul"] else (NO_MATRIX, None)
+    da, db = (NO_MATRIX, do) if which == "a" else (do, NO_MATRIX)
+    if not _nvrtc._done:
+        _nvrtc.ensure()
+    index = device.index
+    status = _gpu_run(_pack_call(BACKWARD_A if which == "a" else BACKWARD_B, s, t, index, *da, *db, *dgc, *dam,
+                                 *dg, count, _stream(index), 0, 0))
     if status:
-        raise _native.library_error(status, f"tropical.{op}: ")
+        raise _native.host_error(status, f"tropical.{op}: ")
     if batched and target.shape[0] != count:
         grad = grad.sum(0, keepdim=True)
     return grad

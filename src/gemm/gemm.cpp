@@ -101,12 +101,12 @@ void run(const Request& q) {
 
     // Only a product's choice depends on the device; an unsupported request fails before it is touched.
     const KernelInfo* chosen = q.operation == Operation::Gemm ? nullptr : &choose_kernel(q, s, 0);
-    auto& context = CudaContext::for_device(device_of(v));
+    auto& context = CudaContext::for_device(q.known_device >= 0 ? q.known_device : device_of(v));
     const KernelInfo& kernel = chosen ? *chosen : choose_kernel(q, s, context.multiprocessor_count());
     const KernelFragment& fragment = fragment_of(kernel);
-    CUfunction function = context.kernel(kernel);
     auto stream = reinterpret_cast<CUstream>(q.options.stream);
-    check_stream(stream, context);
+    if (q.known_device < 0) check_stream(stream, context);   // before a kernel is compiled for nothing
+    CUfunction function = context.kernel(kernel);
     ScopedContext current(context.primary_context());
 
     if (backward) {
