@@ -271,15 +271,18 @@ struct Tile {
 };
 
 // Gemm tiles: 8x8 results per thread for 32-bit types (a 4x4 tile saturates shared memory before
-// the ALUs), 128 registers so that two blocks share a multiprocessor; 4x4 for i64, 8x4 for f64.
+// the ALUs), 128 registers so that two blocks share a multiprocessor; 4x4 for i64 and f64.
 // bench/NOTES.md has the measurements behind each choice.
 using Gemm32 = Tile<128, 128, 16, 8, 8, 8>; // 256 threads
 // f32 runs as fast with slices of 8 (measured on the H200; i32 loses 3% there) and its fragments
 // then compile in two thirds of the time.
 using GemmF32 = Tile<128, 128, 8, 8, 8, 8>; // 256 threads
 using Gemm64 = Tile<64, 64, 8, 4, 4>;       // 256 threads
-// f64 at 4x4 would read as many shared bytes per term as shared memory delivers: 8x4 per thread.
-using GemmF64 = Tile<64, 64, 8, 8, 4>;      // 128 threads
+// f64 at 4x4 with 120 registers (two blocks of 256 threads per multiprocessor) measured 1.5% faster
+// on the H200 than 8x4 with 168 (three blocks of 128): ptxas overlaps its compare-selects better
+// (5.4 instead of 9.8 stall cycles per term and warp in the SASS). Shared memory then delivers
+// 4 bytes per term, 73% of its peak at 12 Tops.
+using GemmF64 = Tile<64, 64, 8, 4, 4>;      // 256 threads
 // Argmax of 32-bit types tracks slices (see gemm()): per result a running and a slice accumulator
 // and the slice index, 96 registers at 8x4, so 8x4 per thread and three blocks of 128 threads.
 using Argmax32 = Tile<64, 64, 16, 8, 4, 8>;  // 128 threads
@@ -852,6 +855,10 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
 //    once, and the additions are shared-memory atomics. With `overwrite` the result replaces grad
 //    (the host then skips zeroing it); otherwise it is added.
 //  - else global atomics over the elements of grad_C (grad zeroed by the host unless accumulating).
+// Bytes of each row that a block of the shared-memory grad_B path takes (the host's
+// kBackwardBSlabBytes): its K rows of them must fit in shared memory.
+constexpr int BACKWARD_B_SLAB_BYTES = 32;
+
 template <class T, bool GRAD_A>
 __device__ __forceinline__ void backward(const TgBackwardParams& p) {
     const long long M = p.m, N = p.n, K = p.k;
@@ -929,43 +936,54 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
         }
         return;
     }
-    constexpr int SLAB = 32 / sizeof(T);   // columns per block: one 32-byte sector of each row
+    constexpr int SLAB = BACKWARD_B_SLAB_BYTES / sizeof(T);   // columns per block
     if (!GRAD_A && smem_bytes >= K * SLAB * sizeof(T)) {
         const long long slabs = (N + SLAB - 1) / SLAB;
         for (long long r = blockIdx.x; r < p.batch * slabs; r += gridDim.x) {
             const long long b = r / slabs, j0 = (r % slabs) * SLAB;
             for (long long e = tid; e < K * SLAB; e += threads) shared[e] = T(0);
             __syncthreads();
+            // A thread keeps one column of the slab (threads is a multiple of SLAB) and walks its
+            // rows threads / SLAB apart by pointer steps: the index arithmetic per element (64-bit
+            // divisions and three strided products) had cost ~115 instructions per element, which
+            // made the loop instruction-bound (ncu: 63% issue active, 34% of HBM).
             // Eight elements' loads in flight per thread before their additions (one block per
-            // multiprocessor holds its K x SLAB shared values, so its loads must cover latency).
-            // grad_C is read with argmax, not after it: one round trip to memory per element
-            // instead of two (ncu: 8 warps per scheduler, 48% issue active, 24% of DRAM).
-            constexpr int UNROLL = 8;
-            for (long long e0 = tid; e0 < M * SLAB; e0 += UNROLL * threads) {
-                int k[UNROLL];
-                T g[UNROLL];
-                bool ok[UNROLL];
+            // multiprocessor holds its K x SLAB shared values, so its loads must cover latency);
+            // grad_C is read with argmax, not after it. (f64: four, within the 64 registers that
+            // 1024 threads leave each.)
+            constexpr int UNROLL = sizeof(T) == 4 ? 8 : 4;
+            const int column = tid % SLAB, rows_apart = threads / SLAB;
+            const long long j = j0 + column;
+            if (j < N) {
+                const int* arg = element<const int>(p.argmax, b, tid / SLAB, j);
+                const T* grad_c = element<const T>(p.grad_c, b, tid / SLAB, j);
+                const long long arg_step = rows_apart * p.argmax.row_stride, grad_step = rows_apart * p.grad_c.row_stride;
+                for (long long i0 = tid / SLAB; i0 < M; i0 += UNROLL * rows_apart) {
+                    int k[UNROLL];
+                    T g[UNROLL];
 #pragma unroll
-                for (int u = 0; u < UNROLL; ++u) {
-                    const long long e = e0 + u * threads, i = e / SLAB, j = j0 + e % SLAB;
-                    ok[u] = e < M * SLAB && j < N;
-                    k[u] = ok[u] ? *element<const int>(p.argmax, b, i, j) : -1;
-                    g[u] = ok[u] ? *element<const T>(p.grad_c, b, i, j) : T(0);
+                    for (int u = 0; u < UNROLL; ++u) {
+                        const bool inside = i0 + u * rows_apart < M;
+                        k[u] = inside ? arg[u * arg_step] : -1;
+                        g[u] = inside ? grad_c[u * grad_step] : T(0);
+                    }
+                    if (p.multiply_by_other) {
+#pragma unroll
+                        for (int u = 0; u < UNROLL; ++u)
+                            if (k[u] >= 0 && k[u] < K) g[u] *= *element<const T>(p.other, b, i0 + u * rows_apart, k[u]);
+                    }
+#pragma unroll
+                    for (int u = 0; u < UNROLL; ++u)
+                        if (k[u] >= 0 && k[u] < K) atomicAdd(&shared[k[u] * SLAB + column], g[u]);
+                    arg += UNROLL * arg_step;
+                    grad_c += UNROLL * grad_step;
                 }
-#pragma unroll
-                for (int u = 0; u < UNROLL; ++u) {
-                    const long long e = e0 + u * threads, i = e / SLAB, j = j0 + e % SLAB;
-                    ok[u] = ok[u] && k[u] >= 0 && k[u] < K;
-                    if (ok[u] && p.multiply_by_other) g[u] *= *element<const T>(p.other, b, i, k[u]);
-                }
-#pragma unroll
-                for (int u = 0; u < UNROLL; ++u)
-                    if (ok[u]) atomicAdd(&shared[k[u] * SLAB + (e0 + u * threads) % SLAB], g[u]);
             }
             __syncthreads();
-            for (long long e = tid; e < K * SLAB; e += threads) {
-                const long long k = e / SLAB, j = j0 + e % SLAB;
-                if (j < N) store(element<T>(p.grad, b, k, j), shared[e]);
+            if (j < N) {
+                T* out = element<T>(p.grad, b, tid / SLAB, j);
+                const long long out_step = rows_apart * p.grad.row_stride;
+                for (long long k = tid / SLAB; k < K; k += rows_apart, out += out_step) store(out, shared[k * SLAB + column]);
             }
             __syncthreads();
         }
@@ -1002,18 +1020,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_f32_maxmul(co
     tg::gemm<tg::GemmF32, tg::MaxMul, float, false>(p);
 }
 
-//@kernel name=tropical_gemm_f64_maxplus threads=128 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_f64_maxplus(const TgGemmParams p) {
+//@kernel name=tropical_gemm_f64_maxplus threads=256 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_f64_maxplus(const TgGemmParams p) {
     tg::gemm<tg::GemmF64, tg::MaxPlus, double, false>(p);
 }
 
-//@kernel name=tropical_gemm_f64_minplus threads=128 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_f64_minplus(const TgGemmParams p) {
+//@kernel name=tropical_gemm_f64_minplus threads=256 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_f64_minplus(const TgGemmParams p) {
     tg::gemm<tg::GemmF64, tg::MinPlus, double, false>(p);
 }
 
-//@kernel name=tropical_gemm_f64_maxmul threads=128 tile_m=64 tile_n=64
-extern "C" __global__ void __launch_bounds__(128, 3) tropical_gemm_f64_maxmul(const TgGemmParams p) {
+//@kernel name=tropical_gemm_f64_maxmul threads=256 tile_m=64 tile_n=64
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_gemm_f64_maxmul(const TgGemmParams p) {
     tg::gemm<tg::GemmF64, tg::MaxMul, double, false>(p);
 }
 

@@ -19,6 +19,9 @@ namespace {
 
 constexpr std::int64_t kMaxGridY = 65535;
 constexpr std::int64_t kMaxGridZ = 65535;
+// Bytes of each row of grad_B that one block of the shared-memory grad_B kernel takes
+// (BACKWARD_B_SLAB_BYTES in kernels/tropical_gemm.cu).
+constexpr std::size_t kBackwardBSlabBytes = 32;
 
 KernelOperand kernel_operand(const OperandRef& r) {
     return {const_cast<void*>(r.data), r.layout == Layout::RowMajor ? r.ld : 1, r.layout == Layout::RowMajor ? 1 : r.ld,
@@ -115,7 +118,7 @@ void run(const Request& q) {
         // overwriting pass needs no zeroing first.
         const bool for_a = q.operation == Operation::BackwardA;
         const std::size_t element = size_of(q.dtype);
-        const auto shared = static_cast<std::size_t>(s.k) * (for_a ? element : 32);
+        const auto shared = static_cast<std::size_t>(s.k) * (for_a ? element : kBackwardBSlabBytes);
         // Not where products of a batch share gradient elements (a broadcast gradient): those must add up.
         const std::int64_t grad_lines = q.grad.layout == Layout::RowMajor ? q.grad.rows : q.grad.cols;
         const bool disjoint = q.batch == 1 || q.grad.batch_stride >= grad_lines * q.grad.ld;
@@ -136,8 +139,8 @@ void run(const Request& q) {
         const std::int64_t multiprocessors = context.multiprocessor_count();
         std::int64_t blocks = 0;
         if (in_shared) {
-            const std::int64_t units = q.batch * (for_a ? s.m : (s.n + 32 / static_cast<std::int64_t>(element) - 1) /
-                                                                   (32 / static_cast<std::int64_t>(element)));
+            const auto slab = static_cast<std::int64_t>(kBackwardBSlabBytes / element);   // grad_B columns per block
+            const std::int64_t units = q.batch * (for_a ? s.m : (s.n + slab - 1) / slab);
             blocks = std::min<std::int64_t>(units, multiprocessors * 64);
         } else {
             const std::int64_t work = s.m * s.n * q.batch;
