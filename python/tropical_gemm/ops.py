@@ -16,10 +16,10 @@ str semiring)``
 semirings ``"maxplus"``, ``"minplus"``, ``"maxmul"``; dtypes float32, float64, int32, int64. The
 semantics are the library's (README, "Semantics"). The backward ops take 2-D or 3-D operands.
 
-Each op has a CUDA kernel (the library's C ABI on PyTorch's current stream of the tensors' device:
-no synchronisation, outputs from PyTorch's caching allocator), a CPU kernel (the CPU reference), a
-fake implementation (shapes only, for ``torch.compile`` and meta tensors) and, for the products,
-an autograd formula through the backward ops. ``gemm`` and ``bgemm`` recompute the argmax in their
+Each op has a CUDA kernel (the library, through the package's ``tgh_gpu_run``, on PyTorch's current
+stream of the tensors' device: no synchronisation, outputs from PyTorch's caching allocator), a CPU
+kernel (the CPU reference), a fake implementation (shapes only, for ``torch.compile`` and meta
+tensors) and, for the products, an autograd formula through the backward ops. ``gemm`` and ``bgemm`` recompute the argmax in their
 backward; ``tropical_gemm.matmul`` calls the ``_argmax`` ops when gradients are needed so that
 nothing is computed twice.
 """
