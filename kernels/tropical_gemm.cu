@@ -619,10 +619,9 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
 #pragma unroll
                     for (int h = 0; h < STAGES; ++h) {
                         fetch((s + 1) * STAGES + h);
-                        // The f64 choice is made once per stage, not per k: inside the branch no
-                        // predicate stays live, and the compare-selects get the predicate registers
-                        // to overlap (with one left, every term waited for the previous: 460
-                        // instead of 313 stall cycles per k step in the SASS).
+                        // The f64 choice is made once per stage, not per k step: a branch per k
+                        // step cost 460 instead of 313 stall cycles per k step in the SASS
+                        // (bench/NOTES.md).
                         if (GUARD && !exact) {
 #pragma unroll
                             for (int kk = h * SK; kk < (h + 1) * SK; ++kk)

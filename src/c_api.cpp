@@ -1,4 +1,5 @@
-// The C ABI over detail::run: converts, calls, and turns exceptions into status codes.
+// The C ABI over detail::run: converts (src/c_request.cpp), calls, and turns exceptions into
+// status codes.
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -8,6 +9,8 @@
 #include <tropical/c_api.h>
 #include <tropical/error.hpp>
 #include <tropical/gemm.hpp>
+
+#include "c_request.hpp"
 
 namespace {
 
@@ -27,29 +30,6 @@ std::int32_t raw(const CEnum& value) {
     std::int32_t bits = 0;
     std::memcpy(&bits, &value, sizeof bits);
     return bits;
-}
-
-// Range-checked before they become the C++ enums (which are 8 bits wide, so an unchecked 256
-// would quietly turn into 0).
-template <class Enum>
-Enum checked_enum(long long value, long long count, const char* what) {
-    if (value < 0 || value >= count)
-        throw tropical::InvalidArgument(std::string("unknown ") + what + " (" + std::to_string(value) + ")");
-    return static_cast<Enum>(value);
-}
-
-tropical::Layout checked_layout(int32_t value, const char* name) {
-    if (value != TROPICAL_ROW_MAJOR && value != TROPICAL_COL_MAJOR)
-        throw tropical::InvalidArgument(std::string(name) + " has an unknown layout (" + std::to_string(value) +
-                                        "); use TROPICAL_ROW_MAJOR or TROPICAL_COL_MAJOR");
-    return static_cast<tropical::Layout>(value);
-}
-
-tropical::detail::OperandRef operand(const tropical_matrix* m, const char* name) {
-    if (!m) return {};
-    return {m->data, m->rows, m->cols, m->ld,
-            checked_layout(m->layout, name),
-            m->batch_stride};
 }
 
 template <class Body>
@@ -80,20 +60,7 @@ tropical_status run(tropical::detail::Operation op, std::int32_t semiring, std::
         for (int i = 0; i < 5; ++i)
             if (required[i] == '1' && given[i] == nullptr)
                 throw tropical::InvalidArgument(std::string("the matrix descriptor ") + names[i] + " is NULL");
-        tropical::detail::Request q;
-        q.operation = op;
-        q.semiring = checked_enum<tropical::Semiring>(semiring, 3, "semiring");
-        q.dtype = checked_enum<tropical::DType>(dtype, 4, "element type");
-        const bool backward = op == tropical::detail::Operation::BackwardA || op == tropical::detail::Operation::BackwardB;
-        q.a = operand(a, "A"), q.b = operand(b, "B"), q.c = operand(c, backward ? "grad_C" : "C");
-        q.argmax = operand(argmax, "argmax");
-        q.grad = operand(grad, op == tropical::detail::Operation::BackwardA ? "grad_A" : "grad_B");
-        q.batch = batch;
-        if (options) {
-            q.options.stream = static_cast<tropical::Stream>(options->stream);
-            q.options.accumulate = options->accumulate != 0;
-        }
-        tropical::detail::run(q);
+        tropical::detail::run(tropical::detail::request_from_c(op, semiring, dtype, a, b, c, argmax, grad, batch, options));
     });
 }
 

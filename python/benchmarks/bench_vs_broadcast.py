@@ -28,14 +28,18 @@ def broadcast(a, b, semiring):
     return (a[:, :, None] * b[None]).amax(1).clamp_min(0)
 
 
-def time_per_call(fn, reps, repeats=5):
-    """Median over `repeats` of (events around `reps` back-to-back calls) / reps, in microseconds."""
+def time_per_call(fn, reps, repeats=5, behind_sleep=False):
+    """Median over `repeats` of (events around `reps` back-to-back calls) / reps, in microseconds.
+    behind_sleep queues the calls behind a GPU sleep, so that the GPU never waits for the host and
+    the figure is the kernels' own time."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
     samples = []
     for _ in range(repeats):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if behind_sleep:
+            torch.cuda._sleep(int(2e8))  # ~0.1 s at 2 GHz: far longer than queueing `reps` calls takes
         start.record()
         for _ in range(reps):
             fn()
@@ -46,20 +50,8 @@ def time_per_call(fn, reps, repeats=5):
 
 
 def kernel_time(fn, reps=200):
-    """GPU time per call with the GPU never waiting for the host: calls queued behind a sleep."""
-    fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(5):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(int(2e8))  # ~0.1 s at 2 GHz: far longer than queueing `reps` calls takes
-        start.record()
-        for _ in range(reps):
-            fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3 / reps)
-    return statistics.median(samples)
+    """GPU time per call with the GPU never waiting for the host."""
+    return time_per_call(fn, reps, behind_sleep=True)
 
 
 def wall_per_call(fn, reps=5000):

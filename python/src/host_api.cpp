@@ -22,6 +22,7 @@
 #include <tropical/gemm.hpp>
 #include <tropical/kernels.hpp>
 
+#include "c_request.hpp"
 #include "reference/reference.hpp"
 
 #define TGH_EXPORT extern "C" __attribute__((visibility("default")))
@@ -100,12 +101,6 @@ struct tgh_gpu_call {
     std::int32_t accumulate, reserved;
 };
 static_assert(sizeof(tgh_gpu_call) == 280, "python/tropical_gemm/_native.py packs this layout");
-
-tropical::detail::OperandRef operand_of(const tropical_matrix& m, const char* name) {
-    require(m.layout == TROPICAL_ROW_MAJOR || m.layout == TROPICAL_COL_MAJOR,
-            std::string(name) + " has an unknown layout (" + std::to_string(m.layout) + ")");
-    return {m.data, m.rows, m.cols, m.ld, static_cast<tropical::Layout>(m.layout), m.batch_stride};
-}
 
 void require_view(const tgh_view* v, const char* name) {
     require(v != nullptr, std::string("the view ") + name + " is NULL");
@@ -237,20 +232,11 @@ TGH_EXPORT int tgh_gpu_run(const tgh_gpu_call* call) {
     return guarded([&] {
         require(call != nullptr, "the call is NULL");
         require(call->operation >= 0 && call->operation <= 3, "unknown operation (" + std::to_string(call->operation) + ")");
-        require(call->dtype >= 0 && call->dtype <= 3, "unknown element type (" + std::to_string(call->dtype) + ")");
         require(call->device >= 0, "the device must be a CUDA device ordinal (0 or more)");
-        tropical::detail::Request q;
-        q.operation = static_cast<tropical::detail::Operation>(call->operation);
-        q.semiring = semiring_of(call->semiring);
-        q.dtype = static_cast<tropical::DType>(call->dtype);
-        const bool backward = call->operation >= 2;
-        q.a = operand_of(call->a, "A"), q.b = operand_of(call->b, "B");
-        q.c = operand_of(call->c, backward ? "grad_C" : "C");
-        q.argmax = operand_of(call->argmax, "argmax");
-        q.grad = operand_of(call->grad, call->operation == 2 ? "grad_A" : "grad_B");
-        q.batch = call->batch;
-        q.options.stream = static_cast<tropical::Stream>(call->stream);
-        q.options.accumulate = call->accumulate != 0;
+        const tropical_options options{call->stream, call->accumulate};
+        tropical::detail::Request q = tropical::detail::request_from_c(
+            static_cast<tropical::detail::Operation>(call->operation), call->semiring, call->dtype, &call->a, &call->b,
+            &call->c, &call->argmax, &call->grad, call->batch, &options);
         q.known_device = call->device;
         tropical::detail::run(q);
     });

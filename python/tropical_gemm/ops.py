@@ -19,9 +19,9 @@ semantics are the library's (README, "Semantics"). The backward ops take 2-D or 
 Each op has a CUDA kernel (the library, through the package's ``tgh_gpu_run``, on PyTorch's current
 stream of the tensors' device: no synchronisation, outputs from PyTorch's caching allocator), a CPU
 kernel (the CPU reference), a fake implementation (shapes only, for ``torch.compile`` and meta
-tensors) and, for the products, an autograd formula through the backward ops. ``gemm`` and ``bgemm`` recompute the argmax in their
-backward; ``tropical_gemm.matmul`` calls the ``_argmax`` ops when gradients are needed so that
-nothing is computed twice.
+tensors) and, for the products, an autograd formula through the backward ops. ``gemm`` and
+``bgemm`` recompute the argmax in their backward; ``tropical_gemm.matmul`` calls the ``_argmax``
+ops when gradients are needed so that nothing is computed twice.
 """
 
 from __future__ import annotations
@@ -244,6 +244,16 @@ def _stream(index: int) -> int:
 # known, so the library skips asking the driver about each pointer and the stream.
 _gpu_run = _native.host.tgh_gpu_run
 _pack_call = GPU_CALL.pack
+
+
+def _launch(op: str, operation: int, s: int, t: int, index: int, *operands_and_count) -> None:
+    """Queues one tgh_gpu_call on PyTorch's current stream of CUDA device `index`;
+    `operands_and_count` is the fields of a, b, c, argmax and grad, then the batch count."""
+    if not _nvrtc._done:
+        _nvrtc.ensure()
+    status = _gpu_run(_pack_call(operation, s, t, index, *operands_and_count, _stream(index), 0, 0))
+    if status:
+        raise _native.host_error(status, f"tropical.{op}: ")
 _cpu_gemm_c = _native.host.tgh_cpu_gemm
 _cpu_backward_a_c = _native.host.tgh_cpu_backward_a
 _cpu_backward_b_c = _native.host.tgh_cpu_backward_b
@@ -268,15 +278,9 @@ def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, w
         argmax = torch.empty(m, n, dtype=torch.int32, device=device) if with_argmax else None
     da, a_ = _gpu_matrix(a, batched)
     db, b_ = _gpu_matrix(b, batched)
-    if not _nvrtc._done:
-        _nvrtc.ensure()
-    index = device.index
     dm = (argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n) if with_argmax else NO_MATRIX
-    status = _gpu_run(_pack_call(GEMM_ARGMAX if with_argmax else GEMM, s, t, index, *da, *db,
-                                 c.data_ptr(), m, n, n, ROW_MAJOR, m * n, *dm, *NO_MATRIX,
-                                 count, _stream(index), 0, 0))
-    if status:
-        raise _native.host_error(status, f"tropical.{op}: ")
+    _launch(op, GEMM_ARGMAX if with_argmax else GEMM, s, t, device.index, *da, *db,
+            c.data_ptr(), m, n, n, ROW_MAJOR, m * n, *dm, *NO_MATRIX, count)
     return (c, argmax) if with_argmax else c
 
 
@@ -320,13 +324,7 @@ def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tenso
     other = b if which == "a" else a
     do, other_ = _gpu_matrix(other, batched) if s == SEMIRINGS["maxmul"] else (NO_MATRIX, None)
     da, db = (NO_MATRIX, do) if which == "a" else (do, NO_MATRIX)
-    if not _nvrtc._done:
-        _nvrtc.ensure()
-    index = device.index
-    status = _gpu_run(_pack_call(BACKWARD_A if which == "a" else BACKWARD_B, s, t, index, *da, *db, *dgc, *dam,
-                                 *dg, count, _stream(index), 0, 0))
-    if status:
-        raise _native.host_error(status, f"tropical.{op}: ")
+    _launch(op, BACKWARD_A if which == "a" else BACKWARD_B, s, t, device.index, *da, *db, *dgc, *dam, *dg, count)
     if batched and target.shape[0] != count:
         grad = grad.sum(0, keepdim=True)
     return grad
