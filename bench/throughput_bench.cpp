@@ -233,6 +233,9 @@ void register_all() {
             add(fmt::format("backward_a/{}/{}/4096", to_string(t), to_string(s)), {Kind::BackwardA, t, s, 4096, 4096, 4096});
             add(fmt::format("backward_b/{}/{}/4096", to_string(t), to_string(s)), {Kind::BackwardB, t, s, 4096, 4096, 4096});
         }
+    // A long K over few tiles (the split-K kernels): a contraction of a tropical tensor network.
+    for (DType t : {DType::F32, DType::I32})
+        add(fmt::format("longk/{}/maxplus/256x256x65536", to_string(t)), {Kind::Gemm, t, Semiring::MaxPlus, 256, 256, 65536});
     // Latency of one small f32 product, the size of a tropical network's layer.
     for (std::int64_t n : {64, 128, 256, 512})
         add(fmt::format("latency/f32/maxplus/{}", n), {Kind::Latency, DType::F32, Semiring::MaxPlus, n, n, n});

@@ -24,11 +24,14 @@ struct TgOperand {
 };
 
 // a: M x K, b: K x N, c: M x N, argmax: M x N int32 (ptr null unless the kernel tracks it).
+// k_splits > 1 (32-bit products without argmax or accumulate): K is cut into that many chunks, each
+// computed by its own blocks (blockIdx.z runs over batch x k_splits) and combined into C with
+// atomics; C must hold the semiring's zero before the launch (the host fills it).
 struct TgGemmParams {
     TgOperand a, b, c, argmax;
     long long m, n, k, batch;
     int accumulate;
-    int reserved;
+    int k_splits;
 };
 
 // For every (b,i,j) whose argmax k is in [0, K):
@@ -85,6 +88,24 @@ __device__ __forceinline__ int bits(float x) { return __float_as_int(x); }
 __device__ __forceinline__ int bits(int x) { return x; }
 __device__ __forceinline__ float from_bits(int x, float) { return __int_as_float(x); }
 __device__ __forceinline__ int from_bits(int x, int) { return x; }
+
+// *c = max(*c, v) and min(*c, v) as one atomic, NaN winning, for the split-K epilogue. A float's bits
+// order like the float among non-negative values as signed integers and among negative values in
+// reverse as unsigned ones, so one integer atomic of the matching kind does it; a NaN becomes the
+// NaN that wins both comparisons (max: 0x7fffffff, min: 0xffffffff). C starts at the zero (-inf,
+// +inf or +0) and never holds -0 (results are normalised), so every stored value follows the rule.
+__device__ __forceinline__ void atomic_max_nan(float* c, float v) {
+    const int b = v != v ? 0x7fffffff : __float_as_int(v);
+    if (b >= 0) atomicMax(reinterpret_cast<int*>(c), b);
+    else atomicMin(reinterpret_cast<unsigned*>(c), static_cast<unsigned>(b));
+}
+__device__ __forceinline__ void atomic_min_nan(float* c, float v) {
+    const int b = v != v ? -1 : __float_as_int(v);
+    if (b >= 0) atomicMin(reinterpret_cast<int*>(c), b);
+    else atomicMax(reinterpret_cast<unsigned*>(c), static_cast<unsigned>(b));
+}
+__device__ __forceinline__ void atomic_max_nan(int* c, int v) { atomicMax(c, v); }
+__device__ __forceinline__ void atomic_min_nan(int* c, int v) { atomicMin(c, v); }
 
 // max(a + b, acc) and min(a + b, acc): one DPX instruction for i32 on sm_90 (emulated elsewhere).
 __device__ __forceinline__ int add_max(int a, int b, int acc) { return __viaddmax_s32(a, b, acc); }
@@ -143,6 +164,7 @@ struct IsInt<long long> {
 //   beats(s, acc)   s replaces acc in the argmax path: strictly better, or the first NaN
 //   finish(acc)     the exact result from the accumulator
 //   plus(x, y)      exact, NaN-propagating (+) (accumulate into C)
+//   plus_atomic(c, v) *c = *c (+) v as one atomic (32-bit types; split-K)
 // Padding outside the matrices is stage(zero()): pad (x) pad never beats any accumulator.
 
 struct MaxPlus {};
@@ -169,6 +191,7 @@ struct Ring<MaxPlus, T, false> {
     static __device__ __forceinline__ bool beats(T s, T acc) { return s > acc || (s != s && acc == acc); }
     static __device__ __forceinline__ T finish(T acc) { return acc; }
     static __device__ __forceinline__ T plus(T x, T y) { return max_nan(x, y); }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_max_nan(c, v); }
 };
 
 template <class T>
@@ -188,6 +211,7 @@ struct Ring<MinPlus, T, false> {
     static __device__ __forceinline__ bool beats(T s, T acc) { return s < acc || (s != s && acc == acc); }
     static __device__ __forceinline__ T finish(T acc) { return acc; }
     static __device__ __forceinline__ T plus(T x, T y) { return min_nan(x, y); }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_min_nan(c, v); }
 };
 
 // Starting at the zero 0 makes negative inputs (outside the domain) give max(0, max_k a*b).
@@ -206,6 +230,7 @@ struct Ring<MaxMul, T, false> {
     static __device__ __forceinline__ bool beats(T s, T acc) { return s > acc || (s != s && acc == acc); }
     static __device__ __forceinline__ T finish(T acc) { return acc; }
     static __device__ __forceinline__ T plus(T x, T y) { return max_nan(x, y); }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_max_nan(c, v); }
 };
 
 template <class T>
@@ -220,6 +245,7 @@ struct Ring<MaxPlus, T, true> {
     static __device__ __forceinline__ bool beats(T s, T acc) { return s > acc; }
     static __device__ __forceinline__ T finish(T acc) { return acc > threshold ? acc : zero(); }
     static __device__ __forceinline__ T plus(T x, T y) { return x > y ? x : y; }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_max_nan(c, v); }
 };
 
 template <class T>
@@ -234,6 +260,7 @@ struct Ring<MinPlus, T, true> {
     static __device__ __forceinline__ bool beats(T s, T acc) { return s < acc; }
     static __device__ __forceinline__ T finish(T acc) { return acc < threshold ? acc : zero(); }
     static __device__ __forceinline__ T plus(T x, T y) { return x < y ? x : y; }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_min_nan(c, v); }
 };
 
 // The zero 0 absorbs by itself; the documented range keeps every product below overflow.
@@ -250,6 +277,7 @@ struct Ring<MaxMul, T, true> {
     static __device__ __forceinline__ bool beats(T s, T acc) { return s > acc; }
     static __device__ __forceinline__ T finish(T acc) { return acc; }
     static __device__ __forceinline__ T plus(T x, T y) { return x > y ? x : y; }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_max_nan(c, v); }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -498,7 +526,7 @@ __device__ __forceinline__ bool same_term(T term, T acc) {
     else return bits(term) == bits(acc) || (term != term && acc != acc);
 }
 
-template <class Cfg, class S, class T, bool ARGMAX>
+template <class Cfg, class S, class T, bool ARGMAX, bool SPLIT = false>
 __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     using R = Ring<S, T>;
     constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, SK = Cfg::sk, TM = Cfg::tm, TN = Cfg::tn;
@@ -537,14 +565,24 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     T* const tile_b = smem_b[0].v;
 
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
-    const long long M = p.m, N = p.n, K = p.k;
+    const long long M = p.m, N = p.n;
     const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const long long slices = (K + BK - 1) / BK;
-    const long long full_stages = K / SK;
+    // SPLIT, the split-K kernels (see TgGemmParams): K in chunks of whole slices, so that each keeps
+    // the operands' alignment. A template parameter rather than a run-time choice: the values it
+    // keeps live cost the 32-bit kernels spills (i32 went from none to 120 bytes).
+    static_assert(!SPLIT || (!ARGMAX && sizeof(T) == 4), "split-K combines 32-bit results with atomics");
+    const long long splits = SPLIT && p.k_splits > 1 ? p.k_splits : 1;
+    const long long chunk = SPLIT ? ((p.k + splits - 1) / splits + BK - 1) / BK * BK : p.k;
 
-    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z) {
-        const T* const a_batch = element<T>(p.a, b, 0, 0);
-        const T* const b_batch = element<T>(p.b, b, 0, 0);
+    for (long long z = blockIdx.z; z < p.batch * splits; z += gridDim.z) {
+        const long long b = SPLIT ? z / splits : z, k_begin = SPLIT ? (z % splits) * chunk : 0;
+        // This block's K: the whole of it, or its chunk (none for the last chunks when K is short).
+        const long long K = SPLIT ? (p.k - k_begin < chunk ? p.k - k_begin : chunk) : p.k;
+        if (SPLIT && K <= 0) continue;
+        const long long slices = (K + BK - 1) / BK;
+        const long long full_stages = K / SK;
+        const T* const a_batch = element<T>(p.a, b, 0, k_begin);
+        const T* const b_batch = element<T>(p.b, b, k_begin, 0);
         T* const c_batch = element<T>(p.c, b, 0, 0);
         const bool a_k_along = StageA::k_along(p.a.row_stride, p.a.col_stride);
         const bool b_k_along = StageB::k_along(p.b.col_stride, p.b.row_stride);
@@ -660,6 +698,38 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     } else {
                         __syncthreads();
                     }
+                }
+
+                if constexpr (SPLIT) {
+                    // Split-K epilogue: the tile goes through shared memory (free after the main
+                    // loop's last barrier) ROWS rows at a time, so that each warp's atomics fall on
+                    // 32 consecutive elements of a row of C: 4 sectors per instruction, not 16.
+                    constexpr int ROWS = A_VECS * VEC >= 32 * BN ? 32 : 16;
+                    static_assert(ROWS * BN <= A_VECS * VEC && BM % ROWS == 0, "split-K staging");
+                    T* const staged = tile_a;
+#pragma unroll 1
+                    for (int r0 = 0; r0 < BM; r0 += ROWS) {
+#pragma unroll
+                        for (int i = 0; i < TM; ++i) {
+                            const int local = (i / VEC) * GROUP_M + ty * VEC + i % VEC - r0;
+                            if (local < 0 || local >= ROWS) continue;
+#pragma unroll
+                            for (int g = 0; g < TN / VEC; ++g) {
+                                Vec16<T> v;
+#pragma unroll
+                                for (int e = 0; e < VEC; ++e) v.v[e] = R::finish(acc[i][g * VEC + e]) + T(0);   // -0 -> +0
+                                *reinterpret_cast<Vec16<T>*>(staged + local * BN + g * GROUP_N + tx * VEC) = v;
+                            }
+                        }
+                        __syncthreads();
+#pragma unroll 4
+                        for (int o = threadIdx.x; o < ROWS * BN; o += THREADS) {
+                            const long long row = m0 + r0 + o / BN, col = n0 + o % BN;
+                            if (row < M && col < N) R::plus_atomic(element<T>(p.c, b, row, col), staged[o]);
+                        }
+                        __syncthreads();
+                    }
+                    continue;
                 }
 
                 // Epilogue: 128-bit stores where C is row-major and aligned, else one by one;
@@ -1262,4 +1332,37 @@ extern "C" __global__ void __launch_bounds__(256) tropical_small_i64_minplus(con
 //@kernel name=tropical_small_i64_maxmul threads=256 tile_m=32 tile_n=32
 extern "C" __global__ void __launch_bounds__(256) tropical_small_i64_maxmul(const TgGemmParams p) {
     tg::gemm_small<tg::MaxMul, long long>(p);
+}
+
+// Split-K products (k_splits > 1; see TgGemmParams): the gemm kernels' tiles over a chunk of K each,
+// for a long K over too few tiles to fill the GPU (gemm.cpp chooses them by name).
+
+//@kernel name=tropical_splitk_f32_maxplus threads=256 tile_m=128 tile_n=128
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_splitk_f32_maxplus(const TgGemmParams p) {
+    tg::gemm<tg::GemmF32, tg::MaxPlus, float, false, true>(p);
+}
+
+//@kernel name=tropical_splitk_f32_minplus threads=256 tile_m=128 tile_n=128
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_splitk_f32_minplus(const TgGemmParams p) {
+    tg::gemm<tg::GemmF32, tg::MinPlus, float, false, true>(p);
+}
+
+//@kernel name=tropical_splitk_f32_maxmul threads=256 tile_m=128 tile_n=128
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_splitk_f32_maxmul(const TgGemmParams p) {
+    tg::gemm<tg::GemmF32, tg::MaxMul, float, false, true>(p);
+}
+
+//@kernel name=tropical_splitk_i32_maxplus threads=256 tile_m=128 tile_n=128
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_splitk_i32_maxplus(const TgGemmParams p) {
+    tg::gemm<tg::Gemm32, tg::MaxPlus, int, false, true>(p);
+}
+
+//@kernel name=tropical_splitk_i32_minplus threads=256 tile_m=128 tile_n=128
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_splitk_i32_minplus(const TgGemmParams p) {
+    tg::gemm<tg::Gemm32, tg::MinPlus, int, false, true>(p);
+}
+
+//@kernel name=tropical_splitk_i32_maxmul threads=256 tile_m=128 tile_n=128
+extern "C" __global__ void __launch_bounds__(256, 2) tropical_splitk_i32_maxmul(const TgGemmParams p) {
+    tg::gemm<tg::Gemm32, tg::MaxMul, int, false, true>(p);
 }

@@ -28,6 +28,7 @@ SAME_FIELD(GemmKernelParams, TgGemmParams, n);
 SAME_FIELD(GemmKernelParams, TgGemmParams, k);
 SAME_FIELD(GemmKernelParams, TgGemmParams, batch);
 SAME_FIELD(GemmKernelParams, TgGemmParams, accumulate);
+SAME_FIELD(GemmKernelParams, TgGemmParams, k_splits);
 static_assert(sizeof(host::GemmKernelParams) == sizeof(device::TgGemmParams));
 
 SAME_FIELD(BackwardKernelParams, TgBackwardParams, grad_c);

@@ -20,7 +20,7 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
         ++counts[static_cast<int>(k.group)];
     }
     EXPECT_GE(kernels.size(), 31u);
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 12);
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 12 + 6);  // and the split-K twins of f32 and i32
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 12);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
     EXPECT_GE(counts[static_cast<int>(KernelGroup::Batched)], 3);
@@ -35,6 +35,11 @@ TEST(KernelRegistry, FindsByNameAndByKind) {
     EXPECT_EQ(k->dtype, DType::F32);
     EXPECT_EQ(k->semiring, Semiring::MaxPlus);
     EXPECT_EQ(find_kernel(KernelGroup::Gemm, DType::F32, Semiring::MaxPlus), k);
+    const KernelInfo* split = find_kernel("tropical_splitk_i32_minplus");
+    ASSERT_NE(split, nullptr);
+    EXPECT_EQ(split->group, KernelGroup::Gemm);
+    EXPECT_EQ(split->dtype, DType::I32);
+    EXPECT_EQ(find_kernel("tropical_splitk_f64_maxplus"), nullptr);
     EXPECT_EQ(find_kernel("no_such_kernel"), nullptr);
     EXPECT_EQ(find_kernel(KernelGroup::BackwardA, DType::I32, Semiring::MaxPlus), nullptr);
 }

@@ -303,8 +303,9 @@ std::chrono::system_clock::time_point mtime(const fs::path& path) {
         std::chrono::seconds(info.st_mtim.tv_sec) + std::chrono::nanoseconds(info.st_mtim.tv_nsec))};
 }
 
-const std::vector<std::string> kGemmF32 = {"tropical_gemm_f32_maxplus", "tropical_gemm_f32_minplus",
-                                           "tropical_gemm_f32_maxmul"};
+const std::vector<std::string> kGemmF32 = {"tropical_gemm_f32_maxplus",   "tropical_gemm_f32_minplus",
+                                           "tropical_gemm_f32_maxmul",    "tropical_splitk_f32_maxplus",
+                                           "tropical_splitk_f32_minplus", "tropical_splitk_f32_maxmul"};
 const std::string kTwo = "tropical_gemm_f32_maxplus,tropical_backward_a_f32";
 
 // The tool's --list --json agrees with the disk: the same files, sizes and verdicts.
@@ -353,10 +354,11 @@ TEST(Warmup, ArchModeFillsATemporaryCacheForSm80AndSm90) {
     const Json doc = run.json();
     EXPECT_EQ(doc["command"].text, "warm");
     EXPECT_EQ(doc["exit_code"].integer(), 0);
-    EXPECT_EQ(doc["compiled"].integer(), 6);
+    // The f32 gemm group: 3 semirings, each with its split-K twin, for 2 architectures.
+    EXPECT_EQ(doc["compiled"].integer(), 12);
     EXPECT_EQ(doc["cached"].integer(), 0);
     EXPECT_EQ(doc["failed"].integer(), 0);
-    ASSERT_EQ(doc["results"].size(), 6u);
+    ASSERT_EQ(doc["results"].size(), 12u);
     for (const auto& r : doc["results"].items) {
         EXPECT_EQ(r["status"].text, "compiled");
         EXPECT_GT(r["seconds"].number, 0.0);
@@ -483,9 +485,10 @@ TEST(Warmup, ClearRemovesEntriesAndLeftoversButNothingItDidNotCreate) {
 
 TEST(Warmup, MaxSizeRemovesTheLeastRecentlyUsedCubinTogetherWithItsPtx) {
     TempDir dir;
-    ASSERT_EQ(
-        warmup({"--cache-dir", dir.path().string(), "--arch", "sm_90", "--group", "gemm", "--type", "f32", "-q"}).code,
-        0);
+    ASSERT_EQ(warmup({"--cache-dir", dir.path().string(), "--arch", "sm_90", "--kernel",
+                      "tropical_gemm_f32_maxplus,tropical_gemm_f32_minplus,tropical_gemm_f32_maxmul", "-q"})
+                  .code,
+              0);
     auto files_of = [&](const std::string& k) {
         return std::pair{entry_path(dir.path(), k, 90, ".cubin"), entry_path(dir.path(), k, 90, ".ptx")};
     };

@@ -41,8 +41,10 @@ public:
     // first call for this kernel on this device; a lock-free table read afterwards.
     CUfunc_st* kernel(const KernelInfo& kernel);
 
-    // How many kernels this context has loaded (for tests and diagnostics).
+    // How many kernels this context has loaded, and whether one of them is `kernel` (for tests and
+    // diagnostics).
     std::size_t loaded_kernel_count() const;
+    bool is_loaded(const KernelInfo& kernel) const;
 
     CudaContext(const CudaContext&) = delete;
     CudaContext& operator=(const CudaContext&) = delete;

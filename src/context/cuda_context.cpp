@@ -108,6 +108,9 @@ std::size_t CudaContext::shared_memory_per_block_optin() const { return impl_->s
 const std::string& CudaContext::name() const { return impl_->name; }
 CUctx_st* CudaContext::primary_context() const { return impl_->primary; }
 std::size_t CudaContext::loaded_kernel_count() const { return impl_->loaded.load(); }
+bool CudaContext::is_loaded(const KernelInfo& kernel) const {
+    return kernel.index < impl_->functions.size() && impl_->functions[kernel.index].load(std::memory_order_acquire);
+}
 
 CUfunc_st* CudaContext::kernel(const KernelInfo& kernel) {
     auto& s = *impl_;

@@ -2,14 +2,18 @@
 // kernel, launch it. No allocation and no synchronisation on this path.
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 
 #include <fmt/format.h>
 
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 #include "gemm/device_check.hpp"
+#include "gemm/kernel_choice.hpp"
 #include "gemm/kernel_params.hpp"
 #include "gemm/validate.hpp"
+#include "reference/reference.hpp"
 #include "registry/kernel_source.hpp"
 #include <tropical/gemm.hpp>
 #include <tropical/kernels.hpp>
@@ -28,55 +32,10 @@ KernelOperand kernel_operand(const OperandRef& r) {
             r.batch_stride};
 }
 
-const KernelInfo* required(const KernelInfo* kernel, std::string_view what, const Request& q) {
-    if (!kernel)
-        throw Unsupported(fmt::format("no {} kernel for {} {}", what, to_string(q.dtype), to_string(q.semiring)));
-    return kernel;
-}
-
-// The small-tile product kernels (tropical_small_<type>_<semiring>), looked up by name once.
-const KernelInfo* small_kernel(DType dtype, Semiring semiring) {
-    static const auto table = [] {
-        std::array<std::array<const KernelInfo*, 3>, 4> t{};
-        for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64})
-            for (Semiring r : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul})
-                t[static_cast<int>(d)][static_cast<int>(r)] =
-                    find_kernel(fmt::format("tropical_small_{}_{}", to_string(d), to_string(r)));
-        return t;
-    }();
-    return table[static_cast<int>(dtype)][static_cast<int>(semiring)];
-}
-
-// Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
-// area is inside C) and that still gives the GPU enough blocks: the big-tile gemm kernel with two
-// blocks per multiprocessor, the 64 x 64 batched kernel with one, else the 32 x 32 small kernel,
-// which gives a single small product 4 to 16 times more blocks than the others.
-const KernelInfo& choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocessors) {
-    switch (q.operation) {
-    case Operation::Gemm: {
-        auto fits = [&](const KernelInfo* kernel, std::int64_t min_blocks) {
-            const KernelFragment& f = fragment_of(*kernel);
-            const std::int64_t tiles_m = (s.m + f.tile_m - 1) / f.tile_m, tiles_n = (s.n + f.tile_n - 1) / f.tile_n;
-            const double covered = static_cast<double>(s.m) * static_cast<double>(s.n) /
-                                   (static_cast<double>(tiles_m * f.tile_m) * static_cast<double>(tiles_n * f.tile_n));
-            return covered >= 0.75 && q.batch * tiles_m * tiles_n >= min_blocks;
-        };
-        const KernelInfo* gemm = required(find_kernel(KernelGroup::Gemm, q.dtype, q.semiring), "gemm", q);
-        if (fits(gemm, 2 * multiprocessors)) return *gemm;
-        const KernelInfo* batched = required(find_kernel(KernelGroup::Batched, q.dtype, q.semiring), "batched", q);
-        if (fits(batched, multiprocessors)) return *batched;
-        if (const KernelInfo* small = small_kernel(q.dtype, q.semiring)) return *small;
-        return *batched;
-    }
-    case Operation::GemmArgmax: return *required(find_kernel(KernelGroup::GemmArgmax, q.dtype, q.semiring), "gemm_argmax", q);
-    case Operation::BackwardA: return *required(find_kernel(KernelGroup::BackwardA, q.dtype, q.semiring), "backward_a", q);
-    case Operation::BackwardB: return *required(find_kernel(KernelGroup::BackwardB, q.dtype, q.semiring), "backward_b", q);
-    }
-    throw Unsupported("unknown operation");
-}
-
-// grad = 0 before a backward pass that does not accumulate, as 32-bit words row by row.
-void zero_gradient(const OperandRef& g, std::size_t element_size, std::int64_t batch, CUstream stream) {
+// Every element of operand g (batch matrices of element_size bytes) set to copies of the 32-bit
+// `word`, leaving the padding between its lines and matrices alone: one 2-D memset where the
+// matrices follow each other, else one per matrix.
+void fill_words(const OperandRef& g, std::size_t element_size, std::int64_t batch, std::uint32_t word, CUstream stream) {
     const bool row_major = g.layout == Layout::RowMajor;
     const std::int64_t lines = row_major ? g.rows : g.cols;   // rows of memory
     const std::int64_t width = row_major ? g.cols : g.rows;   // elements per line
@@ -84,13 +43,21 @@ void zero_gradient(const OperandRef& g, std::size_t element_size, std::int64_t b
     const std::size_t pitch = static_cast<std::size_t>(g.ld) * element_size;
     auto* base = static_cast<char*>(const_cast<void*>(g.data));
     if (batch == 1 || g.batch_stride == lines * g.ld) {
-        TROPICAL_CU(cuMemsetD2D32Async(reinterpret_cast<CUdeviceptr>(base), pitch, 0u, words,
+        TROPICAL_CU(cuMemsetD2D32Async(reinterpret_cast<CUdeviceptr>(base), pitch, word, words,
                                        static_cast<std::size_t>(lines * batch), stream));
         return;
     }
     for (std::int64_t b = 0; b < batch; ++b)
         TROPICAL_CU(cuMemsetD2D32Async(reinterpret_cast<CUdeviceptr>(base + b * g.batch_stride * static_cast<std::int64_t>(element_size)),
-                                       pitch, 0u, words, static_cast<std::size_t>(lines), stream));
+                                       pitch, word, words, static_cast<std::size_t>(lines), stream));
+}
+
+// C = the semiring's zero before a split-K product: 32-bit words, line by line of C's memory.
+void fill_with_zero(const Request& q, std::int64_t batch, CUstream stream) {
+    std::uint32_t word = 0;
+    if (q.dtype == DType::F32) word = std::bit_cast<std::uint32_t>(reference::zero<float>(q.semiring));
+    else word = std::bit_cast<std::uint32_t>(reference::zero<std::int32_t>(q.semiring));
+    fill_words(q.c, 4, batch, word, stream);
 }
 
 }  // namespace
@@ -103,9 +70,10 @@ void run(const Request& q) {
     if (backward && (s.k == 0 || (q.operation == Operation::BackwardA ? s.m == 0 : s.n == 0))) return;
 
     // Only a product's choice depends on the device; an unsupported request fails before it is touched.
-    const KernelInfo* chosen = q.operation == Operation::Gemm ? nullptr : &choose_kernel(q, s, 0);
+    const KernelInfo* chosen = q.operation == Operation::Gemm ? nullptr : choose_kernel(q, s, 0).kernel;
     auto& context = CudaContext::for_device(q.known_device >= 0 ? q.known_device : device_of(v));
-    const KernelInfo& kernel = chosen ? *chosen : choose_kernel(q, s, context.multiprocessor_count());
+    const Choice choice = chosen ? Choice{chosen} : choose_kernel(q, s, context.multiprocessor_count());
+    const KernelInfo& kernel = *choice.kernel;
     const KernelFragment& fragment = fragment_of(kernel);
     auto stream = reinterpret_cast<CUstream>(q.options.stream);
     if (q.known_device < 0) check_stream(stream, context);   // before a kernel is compiled for nothing
@@ -126,7 +94,7 @@ void run(const Request& q) {
         // opt-in limit when loaded (CudaContext::kernel).
         const bool in_shared = disjoint && s.k > 0 && shared <= context.shared_memory_per_block_optin();
         if (!q.options.accumulate && !(in_shared && s.m > 0 && s.n > 0))
-            zero_gradient(q.grad, element, q.batch, stream);
+            fill_words(q.grad, element, q.batch, 0u, stream);
         if (s.m == 0 || s.n == 0) return;
         BackwardKernelParams params;
         params.grad_c = kernel_operand(q.c);
@@ -159,12 +127,14 @@ void run(const Request& q) {
     if (q.operation == Operation::GemmArgmax) params.argmax = kernel_operand(q.argmax);
     params.m = s.m, params.n = s.n, params.k = s.k, params.batch = q.batch;
     params.accumulate = q.options.accumulate ? 1 : 0;
+    params.k_splits = static_cast<std::int32_t>(choice.k_splits);
+    if (choice.k_splits > 1) fill_with_zero(q, q.batch, stream);
     const std::int64_t grid_x = (s.n + fragment.tile_n - 1) / fragment.tile_n;
     if (grid_x > 0x7fffffff)
         throw InvalidArgument(fmt::format("N = {} is too large for one launch (at most {} columns)", s.n,
                                           std::int64_t{0x7fffffff} * fragment.tile_n));
     const std::int64_t grid_y = std::min((s.m + fragment.tile_m - 1) / fragment.tile_m, kMaxGridY);
-    const std::int64_t grid_z = std::min(q.batch, kMaxGridZ);
+    const std::int64_t grid_z = std::min(q.batch * choice.k_splits, kMaxGridZ);
     void* args[] = {&params};
     TROPICAL_CU(cuLaunchKernel(function, static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y),
                                static_cast<unsigned>(grid_z), static_cast<unsigned>(fragment.threads), 1, 1, 0, stream,

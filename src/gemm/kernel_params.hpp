@@ -20,7 +20,7 @@ struct GemmKernelParams {
     KernelOperand a, b, c, argmax;
     std::int64_t m = 0, n = 0, k = 0, batch = 1;
     std::int32_t accumulate = 0;
-    std::int32_t reserved = 0;
+    std::int32_t k_splits = 1;  // > 1: K in that many chunks combined by atomics into a C holding the zero
 };
 
 // grad += route(grad_c, argmax [, other]) for `batch` products; see the preamble for the rules.

@@ -37,6 +37,11 @@ struct Registry {
         // after it, so that find_kernel(Batched, ...) still names the batched kernels; gemm.cpp
         // chooses them by name.
         add_products("tropical_small_", KernelGroup::Batched);
+        // Split-K products (32-bit types): the gemm kernels over a chunk of K each, after the gemm
+        // kernels for the same reason; gemm.cpp chooses them by name.
+        for (DType t : {DType::F32, DType::I32})
+            for (Semiring s : kAllSemirings)
+                add("tropical_splitk_" + std::string(to_string(t)) + "_" + std::string(to_string(s)), KernelGroup::Gemm, t, s);
         // Views are taken only now: `names` no longer reallocates.
         for (auto& kernel : kernels) kernel.name = names[kernel.index];
     }

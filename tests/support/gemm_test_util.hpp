@@ -18,6 +18,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -366,7 +367,22 @@ template <class T>
 HostMatrix<T> reference_gemm(Semiring s, const HostMatrix<T>& a, const HostMatrix<T>& b, const HostMatrix<T>& c,
                              bool accumulate = false) {
     HostMatrix<T> out = c;
-    for (std::int64_t n = 0; n < c.count; ++n) reference::gemm<T>(s, a.view(n), b.view(n), out.view(n), accumulate);
+    for (std::int64_t n = 0; n < c.count; ++n) {
+        // Bands of rows on every core for big products (the split-K tests' take seconds on one).
+        const reference::HostView<const T> va = a.view(n), vb = b.view(n);
+        const reference::HostView<T> vc = out.view(n);
+        const double terms = static_cast<double>(vc.rows) * static_cast<double>(vc.cols) * static_cast<double>(va.cols);
+        const std::int64_t bands =
+            terms < 1e7 ? 1 : std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, std::max<std::int64_t>(vc.rows, 1));
+        std::vector<std::thread> workers;
+        for (std::int64_t t = 0; t < bands; ++t) {
+            const std::int64_t r0 = vc.rows * t / bands, r1 = vc.rows * (t + 1) / bands;
+            const reference::HostView<const T> band_a{va.data + r0 * va.row_stride, r1 - r0, va.cols, va.row_stride, va.col_stride};
+            const reference::HostView<T> band_c{vc.data + r0 * vc.row_stride, r1 - r0, vc.cols, vc.row_stride, vc.col_stride};
+            workers.emplace_back([=] { reference::gemm<T>(s, band_a, vb, band_c, accumulate); });
+        }
+        for (auto& w : workers) w.join();
+    }
     return out;
 }
 

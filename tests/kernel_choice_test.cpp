@@ -1,0 +1,100 @@
+// Which kernel a request gets (src/gemm/kernel_choice.cpp), without a GPU: the big-tile gemm kernel
+// where its tiles fill the GPU, the split-K kernels for a long K over too few tiles (32-bit types,
+// no accumulate, C in one piece), the batched and small kernels for the rest.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "gemm/kernel_choice.hpp"
+#include <tropical/error.hpp>
+
+using namespace tropical;
+using namespace tropical::detail;
+
+namespace {
+
+constexpr std::int64_t kH200 = 132;   // multiprocessors
+
+struct Product {
+    std::int64_t m, n, k, batch = 1;
+    DType dtype = DType::F32;
+    Semiring semiring = Semiring::MaxPlus;
+    bool accumulate = false;
+    std::int64_t c_gap = 0;   // elements between C's matrices in a batch
+    Layout c_layout = Layout::RowMajor;
+};
+
+Choice choose(const Product& p, std::int64_t multiprocessors = kH200, Operation operation = Operation::Gemm) {
+    Request q;
+    q.operation = operation;
+    q.dtype = p.dtype;
+    q.semiring = p.semiring;
+    q.a = {nullptr, p.m, p.k, p.k, Layout::RowMajor, p.batch > 1 ? p.m * p.k : 0};
+    q.b = {nullptr, p.k, p.n, p.n, Layout::RowMajor, p.batch > 1 ? p.k * p.n : 0};
+    const std::int64_t ld = p.c_layout == Layout::RowMajor ? p.n : p.m;
+    q.c = {nullptr, p.m, p.n, ld, p.c_layout, p.batch > 1 ? p.m * p.n + p.c_gap : 0};
+    q.batch = p.batch;
+    q.options.accumulate = p.accumulate;
+    return choose_kernel(q, Shape{p.m, p.n, p.k}, multiprocessors);
+}
+
+std::string name_of(const Choice& c) { return std::string(c.kernel->name); }
+
+TEST(KernelChoice, BigProductsTakeTheGemmKernelWhole) {
+    for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64}) {
+        const Choice c = choose({8192, 8192, 8192, 1, t});
+        EXPECT_EQ(name_of(c), "tropical_gemm_" + std::string(to_string(t)) + "_maxplus");
+        EXPECT_EQ(c.k_splits, 1);
+    }
+}
+
+TEST(KernelChoice, LongKOverFewTilesSplitsK) {
+    // 1024^3: 64 tiles of 128 x 128 for 264 block slots: K in 4 chunks of 256.
+    Choice c = choose({1024, 1024, 1024});
+    EXPECT_EQ(name_of(c), "tropical_splitk_f32_maxplus");
+    EXPECT_EQ(c.k_splits, 4);
+    // 4 tiles, K = 65536: as many chunks as fill the slots.
+    c = choose({256, 256, 65536, 1, DType::I32, Semiring::MinPlus});
+    EXPECT_EQ(name_of(c), "tropical_splitk_i32_minplus");
+    EXPECT_EQ(c.k_splits, 66);
+    // Chunks of at least 128: K = 8192 over 4 tiles gives 64 of them.
+    EXPECT_EQ(choose({256, 256, 8192, 1, DType::F32, Semiring::MaxMul}).k_splits, 64);
+    // A batch counts its tiles: 3 x 1 tile.
+    c = choose({128, 128, 12800, 3});
+    EXPECT_EQ(name_of(c), "tropical_splitk_f32_maxplus");
+    EXPECT_EQ(c.k_splits, 88);
+    // A column-major C is filled as well as a row-major one.
+    EXPECT_GT(choose({1024, 1024, 1024, 1, DType::F32, Semiring::MaxPlus, false, 0, Layout::ColMajor}).k_splits, 1);
+    // A smaller GPU needs fewer chunks.
+    EXPECT_EQ(choose({1024, 1024, 1024}, 16).k_splits, 1);   // 64 tiles already fill 32 slots
+    EXPECT_EQ(choose({256, 256, 8192}, 16).k_splits, 8);
+}
+
+TEST(KernelChoice, SplitKOnlyWhereItsAtomicsAndFillWork) {
+    // f64 and i64 have no split-K kernels: the batched kernel's smaller tiles instead.
+    for (DType t : {DType::F64, DType::I64}) {
+        const Choice c = choose({1024, 1024, 1024, 1, t});
+        EXPECT_EQ(name_of(c), "tropical_batched_" + std::string(to_string(t)) + "_maxplus");
+        EXPECT_EQ(c.k_splits, 1);
+    }
+    // Accumulating: C holds old values, not the zero the chunks combine into.
+    EXPECT_EQ(choose({1024, 1024, 1024, 1, DType::F32, Semiring::MaxPlus, true}).k_splits, 1);
+    // A batched C with gaps between its matrices would need a fill per matrix.
+    EXPECT_EQ(choose({128, 128, 12800, 3, DType::F32, Semiring::MaxPlus, false, 7}).k_splits, 1);
+    // Too short a K for chunks of 128 to fill 3/4 of the slots: 512^3 makes 16 tiles x 4 chunks.
+    EXPECT_EQ(choose({512, 512, 512}).k_splits, 1);
+    // The tiles must be filled: 130 x 130 covers a quarter of 4 tiles.
+    EXPECT_EQ(choose({130, 130, 65536}).k_splits, 1);
+    // The argmax and backward kernels never split.
+    EXPECT_EQ(choose({1024, 1024, 1024}, kH200, Operation::GemmArgmax).k_splits, 1);
+    EXPECT_EQ(name_of(choose({1024, 1024, 1024}, kH200, Operation::GemmArgmax)), "tropical_gemm_argmax_f32_maxplus");
+}
+
+TEST(KernelChoice, SmallProductsTakeTheSmallKernels) {
+    EXPECT_EQ(name_of(choose({64, 64, 64})), "tropical_small_f32_maxplus");
+    EXPECT_EQ(name_of(choose({64, 64, 64, 4096})), "tropical_batched_f32_maxplus");
+    EXPECT_EQ(choose({64, 64, 64}).k_splits, 1);
+}
+
+}  // namespace
