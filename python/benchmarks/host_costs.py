@@ -1,7 +1,8 @@
 """Host cost of the pieces of one small CUDA product from Python: the driver queries that the
 library's C ABI makes (called here through ctypes, as the package calls the library), the torch
-calls that the ops make, and the packing of their arguments. Needs PyTorch with CUDA and a GPU, not
-the package. Prints a markdown table; each figure is the median of 7 loops of 20,000 calls.
+calls that the ops make, and the packing of their arguments; then whole calls for scale (PyTorch's
+own ops, and the package's op where it is installed). Needs PyTorch with CUDA and a GPU. Prints a
+markdown table; each figure is the median of 7 loops of 20,000 calls (64 x 64 float32).
 
     python3 python/benchmarks/host_costs.py
 """
@@ -58,6 +59,8 @@ def main() -> None:
          lambda: cuda.cuPointerGetAttributes(2, attributes, values, pointer)),
         ("ctypes: cuStreamGetCtx", lambda: cuda.cuStreamGetCtx(stream, ctypes.byref(context))),
         ("torch.empty(64, 64, device=cuda)", lambda: torch.empty(64, 64, dtype=torch.float32, device=a.device)),
+        ("a.new_empty((64, 64))", lambda: a.new_empty((64, 64))),
+        ("torch.empty_like(a)", lambda: torch.empty_like(a)),
         ("a.device", lambda: a.device),
         ("a.is_cuda", lambda: a.is_cuda),
         ("a.shape; a.stride()", lambda: (a.shape, a.stride())),
@@ -67,9 +70,30 @@ def main() -> None:
         ("one tgh_gpu_call packed (5 descriptors)",
          lambda: call.pack(0, 0, 0, 0, *([123456, 64, 64, 64, 0, 4096] * 5), 1, 0, 0, 0)),
     ]
+    # Whole calls, for scale: PyTorch's own ops through the same dispatcher from Python, and the
+    # package's op, its CUDA implementation alone (no dispatcher) and matmul, where installed.
+    rows += [
+        ("torch.mm(a, a) (a native op: dispatcher, allocation, cuBLAS launch)", lambda: torch.mm(a, a)),
+        ("torch.add(a, a)", lambda: torch.add(a, a)),
+    ]
+    try:
+        import tropical_gemm
+        from tropical_gemm import ops
+    except ImportError:
+        tropical_gemm = None
+    if tropical_gemm is not None:
+        op = torch.ops.tropical.gemm
+        rows += [
+            ("torch.ops.tropical.gemm(a, a)", lambda: op(a, a)),
+            ("torch.ops.tropical.gemm.default(a, a)", lambda: op.default(a, a)),
+            ("the op's CUDA implementation alone (ops._product_cuda)",
+             lambda: ops._product_cuda("gemm", a, a, "maxplus", False, False)),
+            ("tropical_gemm.matmul(a, a)", lambda: tropical_gemm.matmul(a, a)),
+        ]
     print("| piece | host µs per call |\n|---|---|")
     for name, fn in rows:
         print(f"| {name} | {per_call(fn):.3f} |")
+        torch.cuda.synchronize()
 
 
 if __name__ == "__main__":
