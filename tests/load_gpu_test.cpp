@@ -1,12 +1,13 @@
 // Load: 16 threads make 10,000 calls each over 16 non-blocking streams (call i of thread t goes to
 // stream (t + i) % 16, so every stream takes calls from every thread), with random types, semirings,
 // operations, shapes, layouts and batches. Every result is checked against the CPU reference. Device
-// and host memory are measured after every thread's first 1,000 calls and after the last call, with
-// nothing in flight: they must not grow.
+// and host memory are measured after every thread's first 1,000 calls, halfway and after the last
+// call, with nothing in flight: they must not grow.
 //
 // TROPICAL_LOAD_CALLS=<n> changes the calls per thread (e.g. fewer under compute-sanitizer).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <barrier>
 #include <cstdint>
 #include <cstdlib>
@@ -283,6 +284,8 @@ TEST(LoadGpu, SixteenThreadsOnSixteenStreamsWithFlatMemory) {
 
     const double device_growth = static_cast<double>(after_warm.device_free) - static_cast<double>(at_end.device_free);
     const double host_growth = static_cast<double>(at_end.host_resident) - static_cast<double>(after_warm.host_resident);
+    const double first_half = static_cast<double>(at_half.host_resident) - static_cast<double>(after_warm.host_resident);
+    const double second_half = static_cast<double>(at_end.host_resident) - static_cast<double>(at_half.host_resident);
     std::printf("load: %d threads x %d calls on %d streams; device memory free after %d, %d and %d calls each: %zu, %zu, "
                 "%zu (grew by %.0f bytes); host resident: %zu, %zu, %zu (grew by %.0f bytes)\n",
                 kThreads, calls, kStreams, warm, halfway, calls, after_warm.device_free, at_half.device_free,
@@ -291,10 +294,13 @@ TEST(LoadGpu, SixteenThreadsOnSixteenStreamsWithFlatMemory) {
     RecordProperty("device_growth_bytes", std::to_string(device_growth));
     RecordProperty("host_growth_bytes", std::to_string(host_growth));
     // Device memory: nothing the calls allocate may stay behind (the driver's own pools are sized by
-    // the first calls). Host: a leak of 30 bytes per call over the 144,000 calls after the first
-    // measurement would exceed 4 MiB.
+    // the first calls). Host: a leak grows both halves alike, while the allocator and the driver
+    // settle in one of them now and then (on the H200 once +4.3 MB in the first half next to +0.3 MB
+    // in the second; other runs +1.9 / +0.4 MB), so the smaller half bounds the leak: 30 bytes per
+    // call over the 72,000 calls of a half would exceed 2 MiB.
     EXPECT_LE(device_growth, 2.0 * 1024 * 1024);
-    EXPECT_LE(host_growth, 4.0 * 1024 * 1024);
+    EXPECT_LE(std::min(first_half, second_half), 2.0 * 1024 * 1024)
+        << "host memory grew in both halves: " << first_half << " and " << second_half << " bytes";
 }
 
 }  // namespace
