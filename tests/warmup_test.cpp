@@ -485,18 +485,20 @@ TEST(Warmup, ClearRemovesEntriesAndLeftoversButNothingItDidNotCreate) {
 
 TEST(Warmup, MaxSizeRemovesTheLeastRecentlyUsedCubinTogetherWithItsPtx) {
     TempDir dir;
-    ASSERT_EQ(warmup({"--cache-dir", dir.path().string(), "--arch", "sm_90", "--kernel",
-                      "tropical_gemm_f32_maxplus,tropical_gemm_f32_minplus,tropical_gemm_f32_maxmul", "-q"})
-                  .code,
-              0);
+    ASSERT_EQ(
+        warmup({"--cache-dir", dir.path().string(), "--arch", "sm_90", "--group", "gemm", "--type", "f32", "-q"}).code,
+        0);
     auto files_of = [&](const std::string& k) {
         return std::pair{entry_path(dir.path(), k, 90, ".cubin"), entry_path(dir.path(), k, 90, ".ptx")};
     };
-    // maxplus: used a minute ago (its PTX, never read, is the oldest file); minplus 2 h, maxmul 1 h.
+    // gemm maxplus: used a minute ago (its PTX, never read, is older than the other gemm entries);
+    // minplus 2 h, maxmul 1 h; the split-K kernels 4 to 6 h.
     const auto [maxplus_cubin, maxplus_ptx] = files_of("tropical_gemm_f32_maxplus");
     set_mtime(maxplus_cubin, std::chrono::minutes(1));
     set_mtime(maxplus_ptx, std::chrono::hours(3));
-    for (const auto& [k, age] : {std::pair{"tropical_gemm_f32_minplus", 2}, std::pair{"tropical_gemm_f32_maxmul", 1}}) {
+    for (const auto& [k, age] : {std::pair{"tropical_gemm_f32_minplus", 2}, std::pair{"tropical_gemm_f32_maxmul", 1},
+                                 std::pair{"tropical_splitk_f32_maxplus", 4}, std::pair{"tropical_splitk_f32_minplus", 5},
+                                 std::pair{"tropical_splitk_f32_maxmul", 6}}) {
         const auto [c, p] = files_of(k);
         set_mtime(c, std::chrono::hours(age));
         set_mtime(p, std::chrono::hours(age));
@@ -510,7 +512,10 @@ TEST(Warmup, MaxSizeRemovesTheLeastRecentlyUsedCubinTogetherWithItsPtx) {
     EXPECT_EQ(doc["bytes_after"].integer(), static_cast<long long>(keep));
     std::vector<std::string> removed;
     for (const auto& e : doc["removed"].items) removed.push_back(e["kernel"].text + "." + e["kind"].text);
-    EXPECT_EQ(removed, (std::vector<std::string>{"tropical_gemm_f32_minplus.cubin", "tropical_gemm_f32_minplus.ptx",
+    EXPECT_EQ(removed, (std::vector<std::string>{"tropical_splitk_f32_maxmul.cubin", "tropical_splitk_f32_maxmul.ptx",
+                                                 "tropical_splitk_f32_minplus.cubin", "tropical_splitk_f32_minplus.ptx",
+                                                 "tropical_splitk_f32_maxplus.cubin", "tropical_splitk_f32_maxplus.ptx",
+                                                 "tropical_gemm_f32_minplus.cubin", "tropical_gemm_f32_minplus.ptx",
                                                  "tropical_gemm_f32_maxmul.cubin", "tropical_gemm_f32_maxmul.ptx"}));
     expect_cache_holds(dir.path(), {"tropical_gemm_f32_maxplus"}, {90});
 
