@@ -42,7 +42,7 @@ void fill_words(const OperandRef& g, std::size_t element_size, std::int64_t batc
     const auto words = static_cast<std::size_t>(width) * element_size / 4;
     const std::size_t pitch = static_cast<std::size_t>(g.ld) * element_size;
     auto* base = static_cast<char*>(const_cast<void*>(g.data));
-    if (batch == 1 || g.batch_stride == lines * g.ld) {
+    if (follows_on(g, batch)) {
         TROPICAL_CU(cuMemsetD2D32Async(reinterpret_cast<CUdeviceptr>(base), pitch, word, words,
                                        static_cast<std::size_t>(lines * batch), stream));
         return;

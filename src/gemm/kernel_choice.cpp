@@ -71,10 +71,8 @@ Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocess
         if (gemm_tiles > 0 && gemm_tiles >= slots) return {gemm};
         // Split-K combines its chunks with 32-bit atomics into a C that starts at the zero, which
         // one 2-D memset writes where C's matrices follow each other.
-        const std::int64_t c_lines = q.c.layout == Layout::RowMajor ? q.c.rows : q.c.cols;
-        const bool one_fill = q.batch == 1 || q.c.batch_stride == c_lines * q.c.ld;
         const KernelInfo* splitk = splitk_kernel(q.dtype, q.semiring);
-        if (splitk && gemm_tiles > 0 && !q.options.accumulate && one_fill) {
+        if (splitk && gemm_tiles > 0 && !q.options.accumulate && follows_on(q.c, q.batch)) {
             const std::int64_t splits = std::min({slots / gemm_tiles, s.k / kMinSplitChunk, kMaxSplits});
             if (splits > 1 && 4 * gemm_tiles * splits >= 3 * slots) return {splitk, splits};
         }

@@ -15,6 +15,13 @@ struct Choice {
     std::int64_t k_splits = 1;
 };
 
+// Whether the `batch` matrices of operand r lie one after another in memory (lines of ld elements,
+// no gap between matrices), so that one 2-D memset covers them all.
+inline bool follows_on(const OperandRef& r, std::int64_t batch) {
+    const std::int64_t lines = r.layout == Layout::RowMajor ? r.rows : r.cols;
+    return batch == 1 || r.batch_stride == lines * r.ld;
+}
+
 // The kernel for request q of shape s (validated) on a GPU with `multiprocessors` multiprocessors.
 // Only products depend on the GPU; the others may pass 0. Throws Unsupported where the registry
 // has no kernel for the request.
