@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(cache_entry kernel_source request)
+((${#targets[@]})) || targets=(cache_entry request)
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTROPICAL_GEMM_FUZZ=ON \
       -DBUILD_SHARED_LIBS=OFF -DTROPICAL_GEMM_BUILD_TESTS=OFF -DTROPICAL_GEMM_BUILD_BENCHMARKS=OFF \

@@ -23,7 +23,6 @@ struct Target {
 
 const Target kTargets[] = {
     {"cache_entry", tropical::fuzz::cache_entry},
-    {"kernel_source", tropical::fuzz::kernel_source},
     {"request", tropical::fuzz::request},
 };
 

@@ -11,7 +11,7 @@
 
 #include "cache/kernel_binaries.hpp"
 #include "nvrtc/compile_options.hpp"
-#include "registry/kernel_source.hpp"
+#include "catalogue/kernel_source.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
@@ -35,7 +35,7 @@ const KernelInfo& kernel(std::string_view name) {
 }
 
 std::vector<std::byte> expected_cubin(const KernelInfo& k, int arch) {
-    const auto unit = translation_unit(embedded_kernel_source(), fragment_of(k));
+    const auto unit = kernel_source(k);
     return tropical::testing::FakeCompiler::expected(k.name, unit, compile_options(arch, false)).cubin;
 }
 

@@ -1,4 +1,4 @@
-// Which kernel a request gets (src/gemm/kernel_choice.cpp), without a GPU: the big-tile gemm kernel
+// Which kernel a request gets (src/gemm/plan.cpp), without a GPU: the big-tile gemm kernel
 // where its tiles fill the GPU, the split-K kernels for a long K over too few tiles (32-bit types,
 // no accumulate, C in one piece), the batched and small kernels for the rest.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gemm/kernel_choice.hpp"
+#include "gemm/plan.hpp"
 #include <tropical/error.hpp>
 
 using namespace tropical;

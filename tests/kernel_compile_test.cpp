@@ -13,7 +13,7 @@
 
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/compiler.hpp"
-#include "registry/kernel_source.hpp"
+#include "catalogue/kernel_source.hpp"
 #include <tropical/error.hpp>
 #include <tropical/kernels.hpp>
 
@@ -33,7 +33,7 @@ TEST_P(KernelCompile, EveryRegistryKernelGivesCubinAndPtx) {
     auto work = [&] {
         for (std::size_t i; (i = next++) < kernels.size();) {
             const auto& kernel = kernels[i];
-            const auto unit = translation_unit(embedded_kernel_source(), fragment_of(kernel));
+            const auto unit = kernel_source(kernel);
             const auto start = std::chrono::steady_clock::now();
             try {
                 const auto out = compiler->compile(kernel.name, unit, compile_options(arch, false));

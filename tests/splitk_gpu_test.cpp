@@ -17,7 +17,7 @@
 #include <tropical/context.hpp>
 #include <tropical/kernels.hpp>
 
-#include "gemm/kernel_choice.hpp"
+#include "gemm/plan.hpp"
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
 

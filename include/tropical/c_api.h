@@ -1,5 +1,6 @@
-/* The C ABI of tropical-gemm: the same operations as tropical/gemm.hpp for other languages (the
- * Python package calls these). Every function returns a status; on failure,
+/* The C ABI of tropical-gemm: the operations of tropical/gemm.hpp, the kernel registry and the
+ * kernel cache, for other languages (the Python package calls these and nothing else of the
+ * library's). Every function that can fail returns a status; on failure,
  * tropical_last_error_message() holds a message for the calling thread, valid until its next call. */
 #ifndef TROPICAL_C_API_H
 #define TROPICAL_C_API_H
@@ -7,23 +8,15 @@
 #include <stdint.h>
 
 #include <tropical/export.hpp>
+#include <tropical/status.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum tropical_status {
-    TROPICAL_SUCCESS = 0,
-    TROPICAL_INVALID_ARGUMENT = 1,
-    TROPICAL_UNSUPPORTED = 2,
-    TROPICAL_OUT_OF_MEMORY = 3,
-    TROPICAL_NO_DRIVER = 4,
-    TROPICAL_NO_DEVICE = 5,
-    TROPICAL_NO_COMPILER = 6,
-    TROPICAL_COMPILE_ERROR = 7,
-    TROPICAL_CUDA_ERROR = 8,
-    TROPICAL_INTERNAL_ERROR = 9
-} tropical_status;
+#define TROPICAL_STATUS_ENUMERATOR(c_suffix, name, value, words) TROPICAL_##c_suffix = value,
+typedef enum tropical_status { TROPICAL_STATUS_LIST(TROPICAL_STATUS_ENUMERATOR) } tropical_status;
+#undef TROPICAL_STATUS_ENUMERATOR
 
 typedef enum tropical_semiring { TROPICAL_MAXPLUS = 0, TROPICAL_MINPLUS = 1, TROPICAL_MAXMUL = 2 } tropical_semiring;
 typedef enum tropical_dtype { TROPICAL_F32 = 0, TROPICAL_F64 = 1, TROPICAL_I32 = 2, TROPICAL_I64 = 3 } tropical_dtype;
@@ -42,7 +35,14 @@ typedef struct tropical_matrix {
 typedef struct tropical_options {
     void* stream;       /* CUstream / cudaStream_t; NULL: the legacy default stream */
     int32_t accumulate; /* nonzero: C = C (+) A(x)B; backward: grad += */
+    /* 0: the library asks the driver which device holds the operands, and checks the stream.
+     * TROPICAL_DEVICE_HINT(d): the caller vouches that every operand is on CUDA device d and that the
+     * stream belongs to d's primary context (as PyTorch's tensors and current stream do); the
+     * library then skips those queries. */
+    int32_t device_hint;
 } tropical_options;
+
+#define TROPICAL_DEVICE_HINT(ordinal) ((int32_t)(ordinal) + 1)
 
 /* C = A (x) B for `batch` products (1 for a single product). options may be NULL. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_gemm(tropical_semiring semiring, tropical_dtype dtype,
@@ -75,6 +75,60 @@ TROPICAL_GEMM_EXPORT const char* tropical_last_error_message(void);
 
 /* A short name for a status ("invalid argument"). */
 TROPICAL_GEMM_EXPORT const char* tropical_status_string(tropical_status status);
+
+/* The status's name as tropical/status.h spells it for C++ ("InvalidArgument"), or NULL for a value
+ * that is no status: languages that map statuses to their own exceptions iterate from 0 to NULL. */
+TROPICAL_GEMM_EXPORT const char* tropical_status_name(tropical_status status);
+
+/* --- the kernel registry (tropical/kernels.hpp) ---------------------------------------------------- */
+
+/* One kernel, in words (static strings, as the warm-up tool prints them). */
+typedef struct tropical_kernel_info {
+    const char* name;      /* the entry point, e.g. "tropical_gemm_f32_maxplus" */
+    const char* group;     /* "gemm", "gemm_argmax", "batched", "backward_a", "backward_b" */
+    const char* operation; /* "gemm", "gemm_argmax", "backward_a", "backward_b" */
+    const char* variant;   /* "tiled", "splitk", "batched", "small", "scatter" */
+    const char* dtype;     /* "f32", "f64", "i32", "i64" */
+    const char* semiring;  /* "maxplus", "minplus", "maxmul", or "any" for a kernel that takes it at launch */
+} tropical_kernel_info;
+
+TROPICAL_GEMM_EXPORT int64_t tropical_kernel_count(void);
+
+/* Kernel `index` (0 to tropical_kernel_count() - 1) into *info. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_kernel_info_at(int64_t index, tropical_kernel_info* info);
+
+/* --- the kernel cache (tropical/cache.hpp) --------------------------------------------------------- */
+
+/* The cache folder the library uses, from the environment, into `path` (`capacity` bytes, with the
+ * terminating NUL); *enabled is 0 where TROPICAL_GEMM_CACHE=off. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_cache_directory(char* path, int64_t capacity, int32_t* enabled);
+
+/* The architecture (XY of sm_XY) of each of this machine's CUDA devices, by ordinal: up to `capacity`
+ * into `archs`, how many devices there are into *count. Needs the driver, not a context. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_device_architectures(int32_t* archs, int64_t capacity, int64_t* count);
+
+typedef struct tropical_warm_result {
+    int32_t compiled;    /* 1: compiled by this call; 0: the cache held a valid entry already */
+    int32_t ptx_for_jit; /* 1: stored as PTX for the driver to finish (NVRTC does not know the architecture) */
+    double seconds;      /* wall time of the call */
+} tropical_warm_result;
+
+/* Puts kernel `name` for sm_<arch> into the disk cache the library uses, compiling it only where the
+ * cache lacks a valid entry (tropical::warm_kernel). */
+TROPICAL_GEMM_EXPORT tropical_status tropical_warm_kernel(const char* name, int32_t arch, tropical_warm_result* result);
+
+/* --- where NVRTC comes from ------------------------------------------------------------------------ */
+
+/* The places the library looks for NVRTC, in order, one per line, into `out` (`capacity` bytes, with
+ * the terminating NUL): $TROPICAL_GEMM_NVRTC alone where it is set; else libnvrtc.so.13 and .12 on
+ * the loader's path, the toolkits under $CUDA_HOME and $CUDA_PATH, /usr/local/cuda/lib64, then the
+ * fallbacks added below. Loads nothing. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_nvrtc_search_path(char* out, int64_t capacity);
+
+/* Adds `path` (a libnvrtc.so) to the places looked at after the library's own, e.g. the NVRTC that a
+ * Python package ships (PyTorch's nvidia-cuda-nvrtc). Takes effect only before NVRTC is first loaded;
+ * adding a place twice adds it once. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_add_nvrtc_fallback(const char* path);
 
 #ifdef __cplusplus
 }

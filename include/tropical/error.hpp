@@ -1,25 +1,20 @@
 #pragma once
 // The exceptions every tropical-gemm call may throw. Catch tropical::Error for all of them, or a
-// subclass for what you can handle; status() matches the C ABI's status codes (tropical/c_api.h).
+// subclass for what you can handle; status() is one of tropical/status.h's list, which the C ABI's
+// status codes (tropical/c_api.h) share.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
 #include <tropical/export.hpp>
+#include <tropical/status.h>
 
 namespace tropical {
 
 enum class Status : int {
-    Success = 0,
-    InvalidArgument = 1,  // shapes, layouts, pointers or options that cannot work
-    Unsupported = 2,      // a valid request this library does not implement (e.g. backward for integers)
-    OutOfMemory = 3,
-    NoDriver = 4,         // libcuda.so.1 could not be loaded
-    NoDevice = 5,         // the driver loaded but there is no such (or no) CUDA device
-    NoCompiler = 6,       // NVRTC could not be loaded, and a kernel had to be compiled
-    CompileError = 7,     // NVRTC rejected a kernel
-    CudaError = 8,        // any other failure reported by the CUDA driver
-    Internal = 9,
+#define TROPICAL_STATUS_ENUMERATOR(c_suffix, name, value, words) name = value,
+    TROPICAL_STATUS_LIST(TROPICAL_STATUS_ENUMERATOR)
+#undef TROPICAL_STATUS_ENUMERATOR
 };
 
 TROPICAL_GEMM_EXPORT const char* to_string(Status status) noexcept;

@@ -24,12 +24,15 @@ namespace tropical {
 struct GemmOptions {
     Stream stream = nullptr;  // a CUstream / cudaStream_t; nullptr is the legacy default stream
     bool accumulate = false;  // C = C (+) A(x)B instead of C = A(x)B; backward: grad += instead of =
+    // The CUDA device that holds every operand, where the caller knows it and knows that `stream`
+    // belongs to that device's primary context (as PyTorch's tensors and current stream do): the
+    // library then skips asking the driver about each pointer and the stream. -1: it asks.
+    int device = -1;
 };
 
 namespace detail {
 
-enum class Operation : std::uint8_t { Gemm, GemmArgmax, BackwardA, BackwardB };
-
+// A matrix operand, type-erased: what the templates below pass to the library.
 struct OperandRef {
     const void* data = nullptr;
     std::int64_t rows = 0, cols = 0, ld = 0;
@@ -37,25 +40,16 @@ struct OperandRef {
     std::int64_t batch_stride = 0;
 };
 
-// One type-erased request, the single entry point behind every template below and the C ABI.
-//   Gemm:       c = a (x) b
-//   GemmArgmax: c = a (x) b, argmax = the k attaining each c[i,j]
-//   BackwardA:  grad (M x K) gets the gradient of A from c = grad_C (M x N), argmax and b (K x N)
-//   BackwardB:  grad (K x N) gets the gradient of B from c = grad_C, argmax and a (M x K)
-struct Request {
-    Operation operation = Operation::Gemm;
-    Semiring semiring = Semiring::MaxPlus;
-    DType dtype = DType::F32;
-    OperandRef a, b, c, argmax, grad;
-    std::int64_t batch = 1;
-    GemmOptions options;
-    // -1: the library asks the driver where the operands are and whether the stream belongs to
-    // that device's primary context. A caller that knows both (the PyTorch ops: tensors of one
-    // CUDA device and that device's current stream) names the device and saves those queries.
-    int known_device = -1;
-};
-
-TROPICAL_GEMM_EXPORT void run(const Request& request);
+// The library's entry points behind the templates below: `batch` products C = A (x) B (with the
+// argmax where `argmax` is not null), and the gradient of A (M x K) or B (K x N) from grad_C,
+// argmax and the other operand (read for MaxMul only).
+TROPICAL_GEMM_EXPORT void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandRef& b,
+                                  const OperandRef& c, const OperandRef* argmax, std::int64_t batch,
+                                  const GemmOptions& options);
+enum class Gradient : std::uint8_t { OfA, OfB };
+TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c,
+                                   const OperandRef& argmax, const OperandRef& other, const OperandRef& grad,
+                                   std::int64_t batch, const GemmOptions& options);
 
 template <class T>
 OperandRef operand(MatrixView<T> m, std::int64_t batch_stride = 0) {
@@ -76,8 +70,8 @@ using BatchedIn = std::type_identity_t<BatchedView<const T>>;
 // C = A (x) B.  A is M x K, B is K x N, C is M x N.
 template <SemiringTag S, Element T>
 void gemm(detail::In<T> a, detail::In<T> b, MatrixView<T> c, const GemmOptions& options = {}) {
-    detail::run({detail::Operation::Gemm, S::value, dtype_of<T>(), detail::operand(a), detail::operand(b),
-                 detail::operand(c), {}, {}, 1, options});
+    detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), nullptr, 1,
+                    options);
 }
 
 // C = A (x) B, and argmax[i,j] = the smallest k whose term attains C[i,j] (-1 where no term beats
@@ -85,8 +79,9 @@ void gemm(detail::In<T> a, detail::In<T> b, MatrixView<T> c, const GemmOptions& 
 template <SemiringTag S, Element T>
 void gemm_with_argmax(detail::In<T> a, detail::In<T> b, MatrixView<T> c, MatrixView<std::int32_t> argmax,
                       const GemmOptions& options = {}) {
-    detail::run({detail::Operation::GemmArgmax, S::value, dtype_of<T>(), detail::operand(a), detail::operand(b),
-                 detail::operand(c), detail::operand(argmax), {}, 1, options});
+    const detail::OperandRef indices = detail::operand(argmax);
+    detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), &indices, 1,
+                    options);
 }
 
 // The gradient of A (M x K) given grad_C (M x N) and the argmax of the forward product. B (K x N)
@@ -95,16 +90,16 @@ void gemm_with_argmax(detail::In<T> a, detail::In<T> b, MatrixView<T> c, MatrixV
 template <SemiringTag S, Element T>
 void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> b, MatrixView<T> grad_a,
                      const GemmOptions& options = {}) {
-    detail::run({detail::Operation::BackwardA, S::value, dtype_of<T>(), {}, detail::operand(b),
-                 detail::operand(grad_c), detail::operand(argmax), detail::operand(grad_a), 1, options});
+    detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
+                     detail::operand(b), detail::operand(grad_a), 1, options);
 }
 
 // The gradient of B (K x N); A (M x K) is read for MaxMul only.
 template <SemiringTag S, Element T>
 void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, MatrixView<T> grad_b,
                      const GemmOptions& options = {}) {
-    detail::run({detail::Operation::BackwardB, S::value, dtype_of<T>(), detail::operand(a), {},
-                 detail::operand(grad_c), detail::operand(argmax), detail::operand(grad_b), 1, options});
+    detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
+                     detail::operand(a), detail::operand(grad_b), 1, options);
 }
 
 // `count` independent products C_b = A_b (x) B_b. Any count (also beyond 65535); an input batch
@@ -112,29 +107,30 @@ void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax
 template <SemiringTag S, Element T>
 void gemm_batched(detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> c, std::int64_t count,
                   const GemmOptions& options = {}) {
-    detail::run({detail::Operation::Gemm, S::value, dtype_of<T>(), detail::operand(a), detail::operand(b),
-                 detail::operand(c), {}, {}, count, options});
+    detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), nullptr,
+                    count, options);
 }
 
 template <SemiringTag S, Element T>
 void gemm_batched_with_argmax(detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> c,
                               BatchedView<std::int32_t> argmax, std::int64_t count, const GemmOptions& options = {}) {
-    detail::run({detail::Operation::GemmArgmax, S::value, dtype_of<T>(), detail::operand(a), detail::operand(b),
-                 detail::operand(c), detail::operand(argmax), {}, count, options});
+    const detail::OperandRef indices = detail::operand(argmax);
+    detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), &indices,
+                    count, options);
 }
 
 template <SemiringTag S, Element T>
 void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> b,
                              BatchedView<T> grad_a, std::int64_t count, const GemmOptions& options = {}) {
-    detail::run({detail::Operation::BackwardA, S::value, dtype_of<T>(), {}, detail::operand(b),
-                 detail::operand(grad_c), detail::operand(argmax), detail::operand(grad_a), count, options});
+    detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
+                     detail::operand(b), detail::operand(grad_a), count, options);
 }
 
 template <SemiringTag S, Element T>
 void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> a,
                              BatchedView<T> grad_b, std::int64_t count, const GemmOptions& options = {}) {
-    detail::run({detail::Operation::BackwardB, S::value, dtype_of<T>(), detail::operand(a), {},
-                 detail::operand(grad_c), detail::operand(argmax), detail::operand(grad_b), count, options});
+    detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
+                     detail::operand(a), detail::operand(grad_b), count, options);
 }
 
 }  // namespace tropical

@@ -1,7 +1,9 @@
 #pragma once
-// The kernel registry: every kernel the library can launch, by a stable name. It is the one list
-// that the context, the warm-up tool, the tests and the benchmarks iterate over.
+// The kernel registry: every kernel the library can launch, by a stable name, in a fixed order. It
+// is derived from the kernel catalogue (kernels/catalogue.def), and it is the one list that the
+// context, the warm-up tool, the Python package, the tests and the benchmarks iterate over.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -11,32 +13,51 @@
 
 namespace tropical {
 
-enum class KernelGroup : std::uint8_t {
+// What a kernel computes.
+enum class KernelOperation : std::uint8_t {
     Gemm,        // C = A (x) B
     GemmArgmax,  // the same, plus the index k that attained each C[i,j]
-    Batched,     // many small products at once
-    BackwardA,   // gradient of A from the argmax (f32/f64; semiring chosen at launch)
-    BackwardB,   // gradient of B from the argmax
+    BackwardA,   // the gradient of A, routed through the argmax (f32/f64; semiring chosen at launch)
+    BackwardB,   // the gradient of B
 };
 
+// How it computes it, and so for which shapes it is chosen.
+enum class KernelVariant : std::uint8_t {
+    Tiled,    // big tiles: products that fill the GPU with them
+    SplitK,   // big tiles over chunks of K: a long K over too few tiles (32-bit types)
+    Batched,  // 64 x 64 tiles: many products of 64..256
+    Small,    // 32 x 32 tiles: a few small products
+    Scatter,  // backward: grad_C routed through the argmax
+};
+
+// How the warm-up tool and listings group kernels: gemm (the Tiled and SplitK products), gemm_argmax,
+// batched (the Batched and Small products), backward_a, backward_b.
+enum class KernelGroup : std::uint8_t { Gemm, GemmArgmax, Batched, BackwardA, BackwardB };
+
+TROPICAL_GEMM_EXPORT std::string_view to_string(KernelOperation operation) noexcept;
+TROPICAL_GEMM_EXPORT std::string_view to_string(KernelVariant variant) noexcept;
 TROPICAL_GEMM_EXPORT std::string_view to_string(KernelGroup group) noexcept;
 
 struct KernelInfo {
-    std::size_t index;                  // position in kernel_registry()
-    std::string_view name;              // e.g. "tropical_gemm_f32_maxplus": the entry point's name
-    KernelGroup group;
+    std::size_t index;                 // position in kernel_registry()
+    std::string_view name;             // e.g. "tropical_gemm_f32_maxplus": the entry point's name
+    KernelOperation operation;
+    KernelVariant variant;
+    KernelGroup group;                 // follows from operation and variant
     DType dtype;
-    std::optional<Semiring> semiring;   // empty for backward kernels, which take it at launch
+    std::optional<Semiring> semiring;  // empty for kernels that take it at launch (backward)
 };
 
-// All kernels, in a fixed order.
+// All kernels, in the catalogue's order.
 TROPICAL_GEMM_EXPORT std::span<const KernelInfo> kernel_registry() noexcept;
 
 // The kernel with this name, or nullptr.
 TROPICAL_GEMM_EXPORT const KernelInfo* find_kernel(std::string_view name) noexcept;
 
-// The kernel of a group for a type and semiring (semiring ignored for backward groups), or nullptr
-// where the registry has none (e.g. backward for integers).
-TROPICAL_GEMM_EXPORT const KernelInfo* find_kernel(KernelGroup group, DType dtype, Semiring semiring) noexcept;
+// The kernel of an operation and variant for a type and semiring (the semiring is ignored by
+// kernels that take it at launch), or nullptr where the catalogue has none (e.g. backward for
+// integers, split-K for 64-bit types).
+TROPICAL_GEMM_EXPORT const KernelInfo* find_kernel(KernelOperation operation, KernelVariant variant, DType dtype,
+                                                   Semiring semiring) noexcept;
 
 }  // namespace tropical

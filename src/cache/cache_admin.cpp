@@ -24,7 +24,7 @@
 #include "driver/cuda_driver.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/nvrtc_library.hpp"
-#include "registry/kernel_source.hpp"
+#include "catalogue/kernel_source.hpp"
 #include <tropical/cache.hpp>
 #include <tropical/context.hpp>
 #include <tropical/error.hpp>
@@ -210,8 +210,7 @@ public:
         if (!compiler_) return std::nullopt;
         auto [it, inserted] = keys_.try_emplace({entry.info->index, entry.arch});
         if (inserted) {
-            const auto& source = detail::embedded_kernel_source();
-            const auto unit = detail::translation_unit(source, detail::fragment_of(*entry.info));
+            const auto unit = detail::kernel_source(*entry.info);
             const auto options = detail::compile_options(entry.arch, false);
             it->second = detail::cache_key({unit, &options, compiler_->major, compiler_->minor, entry.arch});
         }
@@ -329,7 +328,7 @@ std::uintmax_t size_of_file(const fs::path& path) {
 void drop_cubin_without_twin(const fs::path& directory, const KernelInfo& kernel, int arch) {
     const auto recorded = KernelBinaries::recorded_compiler(directory);
     if (!recorded) return;  // nothing was compiled into this cache yet
-    const auto unit = detail::translation_unit(detail::embedded_kernel_source(), detail::fragment_of(kernel));
+    const auto unit = detail::kernel_source(kernel);
     const auto options = detail::compile_options(arch, false);
     const detail::CacheKey key = detail::cache_key({unit, &options, recorded->major, recorded->minor, arch});
     const fs::path stem = directory / KernelBinaries::arch_folder(arch) / fmt::format("{}-{}", kernel.name, key.hex());

@@ -11,7 +11,7 @@
 
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/nvrtc_library.hpp"
-#include "registry/kernel_source.hpp"
+#include "catalogue/kernel_source.hpp"
 #include <tropical/error.hpp>
 
 namespace tropical::detail {
@@ -113,8 +113,7 @@ std::shared_ptr<const KernelBinary> KernelBinaries::get(const KernelInfo& kernel
 }
 
 std::shared_ptr<const KernelBinary> KernelBinaries::produce(const KernelInfo& kernel, int arch) {
-    const auto& file = embedded_kernel_source();
-    const std::string unit = translation_unit(file, fragment_of(kernel));
+    const std::string unit = kernel_source(kernel);
     const auto options = compile_options(arch, false);
     auto key_for = [&](Version v) { return cache_key({unit, &options, v.major, v.minor, arch}); };
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cache/kernel_binaries.hpp"
+#include "catalogue/catalogue.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 #include <tropical/context.hpp>
@@ -127,9 +128,9 @@ CUfunc_st* CudaContext::kernel(const KernelInfo& kernel) {
     CUfunction function = nullptr;
     const std::string entry(kernel.name);
     TROPICAL_CU(cuModuleGetFunction(&function, raw, entry.c_str()));
-    // The backward kernels keep a row (or slab) of the gradient in dynamic shared memory; opting in
+    // The Scatter kernels keep a row (or slab) of the gradient in dynamic shared memory; opting in
     // once here lets every launch use up to the device's limit without a per-launch driver call.
-    if (kernel.group == KernelGroup::BackwardA || kernel.group == KernelGroup::BackwardB) {
+    if (detail::takes_dynamic_shared_memory(kernel)) {
         int static_bytes = 0;
         TROPICAL_CU(cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
         TROPICAL_CU(cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

@@ -1,13 +1,12 @@
 #include "driver/cuda_driver.hpp"
 
 #include <cstdlib>
-#include <exception>
-#include <mutex>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "util/dynamic_library.hpp"
+#include "util/load_once.hpp"
 #include <tropical/error.hpp>
 
 namespace tropical::detail {
@@ -67,19 +66,10 @@ DriverApi load_driver(const std::string& override_path) {
 }
 
 const DriverApi& driver() {
-    static std::once_flag once;
-    static DriverApi api;
-    static std::exception_ptr failure;
-    std::call_once(once, [] {
-        try {
-            const char* path = std::getenv(kDriverPathVariable);
-            api = load_driver(path ? path : "");
-        } catch (...) {
-            failure = std::current_exception();
-        }
+    return load_once([] {
+        const char* path = std::getenv(kDriverPathVariable);
+        return load_driver(path ? path : "");
     });
-    if (failure) std::rethrow_exception(failure);
-    return api;
 }
 
 std::string describe(CUresult result) {

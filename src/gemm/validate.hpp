@@ -4,7 +4,7 @@
 // or Unsupported with a message that says what is wrong and what is expected.
 #include <cstdint>
 
-#include <tropical/gemm.hpp>
+#include "gemm/request.hpp"
 
 namespace tropical::detail {
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <exception>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "util/load_once.hpp"
 #include <tropical/error.hpp>
 
 namespace tropical::detail {
@@ -17,18 +17,19 @@ namespace {
 
 std::atomic<bool> g_loaded{false};
 
+struct Fallbacks {
+    std::mutex mutex;
+    std::vector<std::string> paths;
+};
+
+Fallbacks& fallbacks() {
+    static Fallbacks instance;
+    return instance;
+}
+
 std::string env(const char* name) {
     const char* value = std::getenv(name);
     return value ? value : "";
-}
-
-template <class Fn>
-void bind(const DynamicLibrary& library, Fn& fn, const char* name) {
-    fn = reinterpret_cast<Fn>(library.symbol(name));
-    if (!fn)
-        throw NoCompiler(fmt::format("{} is not a usable NVRTC library: it has no {}. Point {} at the "
-                                     "libnvrtc.so of a CUDA 12 or 13 toolkit.",
-                                     library.path(), name, kNvrtcPathVariable));
 }
 
 }  // namespace
@@ -46,7 +47,19 @@ std::vector<LibraryCandidate> nvrtc_candidates(const std::string& override_path)
         }
     }
     candidates.push_back({"/usr/local/cuda/lib64/libnvrtc.so", "the default toolkit location"});
+    auto& extra = fallbacks();
+    std::lock_guard lock(extra.mutex);
+    for (const auto& path : extra.paths) candidates.push_back({path, "a fallback the application added"});
     return candidates;
+}
+
+std::vector<LibraryCandidate> nvrtc_candidates() { return nvrtc_candidates(env(kNvrtcPathVariable)); }
+
+void add_nvrtc_fallback(const std::string& path) {
+    if (path.empty()) throw InvalidArgument("an NVRTC fallback must name a library; it is empty");
+    auto& extra = fallbacks();
+    std::lock_guard lock(extra.mutex);
+    if (std::find(extra.paths.begin(), extra.paths.end(), path) == extra.paths.end()) extra.paths.push_back(path);
 }
 
 NvrtcApi load_nvrtc(const std::string& override_path) {
@@ -62,19 +75,14 @@ NvrtcApi load_nvrtc(const std::string& override_path) {
 
     NvrtcApi api;
     api.library_path = library.path();
-    bind(library, api.nvrtcVersion, "nvrtcVersion");
-    bind(library, api.nvrtcGetErrorString, "nvrtcGetErrorString");
-    bind(library, api.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
-    bind(library, api.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs");
-    bind(library, api.nvrtcCreateProgram, "nvrtcCreateProgram");
-    bind(library, api.nvrtcDestroyProgram, "nvrtcDestroyProgram");
-    bind(library, api.nvrtcCompileProgram, "nvrtcCompileProgram");
-    bind(library, api.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize");
-    bind(library, api.nvrtcGetProgramLog, "nvrtcGetProgramLog");
-    bind(library, api.nvrtcGetPTXSize, "nvrtcGetPTXSize");
-    bind(library, api.nvrtcGetPTX, "nvrtcGetPTX");
-    bind(library, api.nvrtcGetCUBINSize, "nvrtcGetCUBINSize");
-    bind(library, api.nvrtcGetCUBIN, "nvrtcGetCUBIN");
+#define TROPICAL_BIND(name)                                                                               \
+    api.name = reinterpret_cast<decltype(api.name)>(library.symbol(#name));                              \
+    if (!api.name)                                                                                        \
+        throw NoCompiler(fmt::format("{} is not a usable NVRTC library: it has no {}. Point {} at the "   \
+                                     "libnvrtc.so of a CUDA 12 or 13 toolkit.",                           \
+                                     library.path(), #name, kNvrtcPathVariable));
+    TROPICAL_NVRTC_FUNCTIONS(TROPICAL_BIND)
+#undef TROPICAL_BIND
 
     // The file actually loaded, not the soname asked for: the cache records it to tell later whether
     // the compiler changed without loading it again.
@@ -90,19 +98,11 @@ NvrtcApi load_nvrtc(const std::string& override_path) {
 }
 
 const NvrtcApi& nvrtc() {
-    static std::once_flag once;
-    static NvrtcApi api;
-    static std::exception_ptr failure;
-    std::call_once(once, [] {
-        try {
-            api = load_nvrtc(env(kNvrtcPathVariable));
-            g_loaded = true;
-        } catch (...) {
-            failure = std::current_exception();
-        }
+    return load_once([] {
+        NvrtcApi api = load_nvrtc(env(kNvrtcPathVariable));
+        g_loaded = true;
+        return api;
     });
-    if (failure) std::rethrow_exception(failure);
-    return api;
 }
 
 bool nvrtc_loaded() { return g_loaded; }

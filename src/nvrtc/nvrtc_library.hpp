@@ -1,6 +1,8 @@
 #pragma once
 // NVRTC, opened at run time and only when a kernel must really be compiled: a process that runs
 // from a warm cache never loads it, so a deployment can ship a warmed cache without the toolkit.
+// The search for it is here alone; the Python package adds the NVRTC that PyTorch ships as a
+// fallback (add_nvrtc_fallback) rather than searching itself.
 #include <nvrtc.h>
 
 #include <string>
@@ -10,20 +12,25 @@
 
 namespace tropical::detail {
 
+#define TROPICAL_NVRTC_FUNCTIONS(X) \
+    X(nvrtcVersion)                 \
+    X(nvrtcGetErrorString)          \
+    X(nvrtcGetNumSupportedArchs)    \
+    X(nvrtcGetSupportedArchs)       \
+    X(nvrtcCreateProgram)           \
+    X(nvrtcDestroyProgram)          \
+    X(nvrtcCompileProgram)          \
+    X(nvrtcGetProgramLogSize)       \
+    X(nvrtcGetProgramLog)           \
+    X(nvrtcGetPTXSize)              \
+    X(nvrtcGetPTX)                  \
+    X(nvrtcGetCUBINSize)            \
+    X(nvrtcGetCUBIN)
+
 struct NvrtcApi {
-    decltype(&::nvrtcVersion) nvrtcVersion = nullptr;
-    decltype(&::nvrtcGetErrorString) nvrtcGetErrorString = nullptr;
-    decltype(&::nvrtcGetNumSupportedArchs) nvrtcGetNumSupportedArchs = nullptr;
-    decltype(&::nvrtcGetSupportedArchs) nvrtcGetSupportedArchs = nullptr;
-    decltype(&::nvrtcCreateProgram) nvrtcCreateProgram = nullptr;
-    decltype(&::nvrtcDestroyProgram) nvrtcDestroyProgram = nullptr;
-    decltype(&::nvrtcCompileProgram) nvrtcCompileProgram = nullptr;
-    decltype(&::nvrtcGetProgramLogSize) nvrtcGetProgramLogSize = nullptr;
-    decltype(&::nvrtcGetProgramLog) nvrtcGetProgramLog = nullptr;
-    decltype(&::nvrtcGetPTXSize) nvrtcGetPTXSize = nullptr;
-    decltype(&::nvrtcGetPTX) nvrtcGetPTX = nullptr;
-    decltype(&::nvrtcGetCUBINSize) nvrtcGetCUBINSize = nullptr;
-    decltype(&::nvrtcGetCUBIN) nvrtcGetCUBIN = nullptr;
+#define TROPICAL_DECLARE(name) decltype(&::name) name = nullptr;
+    TROPICAL_NVRTC_FUNCTIONS(TROPICAL_DECLARE)
+#undef TROPICAL_DECLARE
 
     std::string library_path;
     int major = 0, minor = 0;
@@ -33,9 +40,16 @@ struct NvrtcApi {
 // The environment variable that names the NVRTC library explicitly.
 inline constexpr const char* kNvrtcPathVariable = "TROPICAL_GEMM_NVRTC";
 
-// Where NVRTC is looked for, in order: `override_path` (when non-empty), libnvrtc.so.13,
-// libnvrtc.so.12, the toolkits under $CUDA_HOME and $CUDA_PATH, /usr/local/cuda/lib64.
+// Where NVRTC is looked for, in order: `override_path` alone when non-empty; else libnvrtc.so.13 and
+// libnvrtc.so.12 on the loader's path, the toolkits under $CUDA_HOME and $CUDA_PATH,
+// /usr/local/cuda/lib64, then the fallbacks added with add_nvrtc_fallback.
 std::vector<LibraryCandidate> nvrtc_candidates(const std::string& override_path);
+// The same for this process's $TROPICAL_GEMM_NVRTC.
+std::vector<LibraryCandidate> nvrtc_candidates();
+
+// Adds a place to look after the library's own (once; in the order added). Only a search that has
+// not happened yet sees it.
+void add_nvrtc_fallback(const std::string& path);
 
 // Loads NVRTC from the candidates; throws NoCompiler naming every place tried and the variable.
 NvrtcApi load_nvrtc(const std::string& override_path);

@@ -28,8 +28,9 @@ int main() {
     check(registry.size() >= 31, "the registry lists at least the 31 kernels of the design");
 
     const tropical::KernelInfo* kernel =
-        tropical::find_kernel(tropical::KernelGroup::Gemm, tropical::DType::F32, tropical::Semiring::MaxPlus);
-    check(kernel != nullptr, "find_kernel(Gemm, f32, maxplus) finds a kernel");
+        tropical::find_kernel(tropical::KernelOperation::Gemm, tropical::KernelVariant::Tiled, tropical::DType::F32,
+                              tropical::Semiring::MaxPlus);
+    check(kernel != nullptr, "find_kernel(Gemm, Tiled, f32, maxplus) finds a kernel");
     if (kernel) {
         check(tropical::find_kernel(kernel->name) == kernel, "find_kernel by name finds the same kernel");
         std::printf("consumer: f32 max-plus product: %.*s\n", static_cast<int>(kernel->name.size()), kernel->name.data());

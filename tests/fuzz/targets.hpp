@@ -10,8 +10,6 @@ namespace tropical::fuzz {
 
 // A cache entry as read from disk (detail::decode_entry), and the compiler-identity record.
 int cache_entry(const std::uint8_t* data, std::size_t size);
-// The kernel source and its marker lines (detail::parse_kernel_source, translation_unit).
-int kernel_source(const std::uint8_t* data, std::size_t size);
 // A product request: detail::validate, and the same request through the C ABI.
 int request(const std::uint8_t* data, std::size_t size);
 

@@ -1,25 +1,24 @@
-#include "c_request.hpp"
+#include "c_api/request.hpp"
 
 #include <string>
+
+#include <fmt/format.h>
 
 #include <tropical/error.hpp>
 
 namespace tropical::detail {
 namespace {
 
-// Range-checked before they become the C++ enums (which are 8 bits wide, so an unchecked 256
-// would quietly turn into 0).
 template <class Enum>
-Enum checked_enum(long long value, long long count, const char* what) {
-    if (value < 0 || value >= count)
-        throw InvalidArgument(std::string("unknown ") + what + " (" + std::to_string(value) + ")");
+Enum checked_enum(std::int32_t value, std::int32_t count, const char* what) {
+    if (value < 0 || value >= count) throw InvalidArgument(fmt::format("unknown {} ({})", what, value));
     return static_cast<Enum>(value);
 }
 
 Layout checked_layout(std::int32_t value, const char* name) {
     if (value != TROPICAL_ROW_MAJOR && value != TROPICAL_COL_MAJOR)
-        throw InvalidArgument(std::string(name) + " has an unknown layout (" + std::to_string(value) +
-                              "); use TROPICAL_ROW_MAJOR or TROPICAL_COL_MAJOR");
+        throw InvalidArgument(fmt::format("{} has an unknown layout ({}); use TROPICAL_ROW_MAJOR or TROPICAL_COL_MAJOR",
+                                          name, value));
     return static_cast<Layout>(value);
 }
 
@@ -30,13 +29,17 @@ OperandRef operand(const tropical_matrix* m, const char* name) {
 
 }  // namespace
 
+Semiring semiring_from_c(std::int32_t semiring) { return checked_enum<Semiring>(semiring, 3, "semiring"); }
+
+DType dtype_from_c(std::int32_t dtype) { return checked_enum<DType>(dtype, 4, "element type"); }
+
 Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
                        const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
                        const tropical_matrix* grad, std::int64_t batch, const tropical_options* options) {
     Request q;
     q.operation = operation;
-    q.semiring = checked_enum<Semiring>(semiring, 3, "semiring");
-    q.dtype = checked_enum<DType>(dtype, 4, "element type");
+    q.semiring = semiring_from_c(semiring);
+    q.dtype = dtype_from_c(dtype);
     const bool backward = operation == Operation::BackwardA || operation == Operation::BackwardB;
     q.a = operand(a, "A"), q.b = operand(b, "B"), q.c = operand(c, backward ? "grad_C" : "C");
     q.argmax = operand(argmax, "argmax");
@@ -45,6 +48,11 @@ Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t 
     if (options) {
         q.options.stream = static_cast<Stream>(options->stream);
         q.options.accumulate = options->accumulate != 0;
+        if (options->device_hint < 0)
+            throw InvalidArgument(fmt::format("options.device_hint is {}: it is 0 (no hint) or TROPICAL_DEVICE_HINT(d) "
+                                              "= d + 1 for CUDA device d",
+                                              options->device_hint));
+        q.options.device = options->device_hint - 1;
     }
     return q;
 }

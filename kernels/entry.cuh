@@ -1,0 +1,33 @@
+// tropical-gemm's device code, last piece: what an entry point runs, by variant. The host writes one
+// entry point per row of kernels/catalogue.def (src/catalogue/kernel_source.cpp) that calls one of
+// these with the row's values; the names it uses (the variant and semiring tags, the element type)
+// are the row's own words.
+
+namespace tg {
+
+// The variants of a product (KernelVariant on the host).
+struct Tiled {};    // the big-tile main loop
+struct SplitK {};   // the same over chunks of K, combined with atomics
+struct Batched {};  // the main loop with tiles for many small products
+struct Small {};    // 32 x 32 tiles, 2 x 2 results per thread
+
+// A product kernel of one row: C = A (x) B, with or without the argmax.
+template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>
+__device__ __forceinline__ void product(const TgGemmParams& p) {
+    static_assert(Cfg::threads == THREADS, "the row's threads must be its tile's: (bm / tm) * (bn / tn)");
+    if constexpr (IsSame<Variant, Small>::value) {
+        static_assert(!ARGMAX, "the Small variant has no argmax");
+        gemm_small<Cfg, S, T>(p);
+    } else {
+        gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value>(p);
+    }
+}
+
+// A Scatter kernel of one row: the gradient of A (GRAD_A) or B. It runs on any block size (the
+// row's), so that only the launch has to agree with the row.
+template <class T, bool GRAD_A>
+__device__ __forceinline__ void scatter(const TgBackwardParams& p) {
+    backward<T, GRAD_A>(p);
+}
+
+}  // namespace tg

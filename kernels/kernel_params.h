@@ -1,0 +1,42 @@
+// The parameters every kernel receives by value. One definition for both sides: the host includes
+// this file (src/gemm/plan.cpp fills these structs) and the build joins it, first, into the source
+// that NVRTC compiles (CMakeLists.txt names the pieces in their order). Plain C++ that NVRTC and the
+// host compiler lay out alike: no headers, no std::.
+#ifndef TROPICAL_KERNEL_PARAMS_H
+#define TROPICAL_KERNEL_PARAMS_H
+
+// Element (b,i,j) of an operand is ((T*)ptr)[b*batch_stride + i*row_stride + j*col_stride].
+struct TgOperand {
+    void* ptr;
+    long long row_stride;
+    long long col_stride;
+    long long batch_stride;
+};
+
+// a: M x K, b: K x N, c: M x N, argmax: M x N int32 (ptr null unless the kernel tracks it).
+// k_splits > 1 (32-bit products without argmax or accumulate): K is cut into that many chunks, each
+// computed by its own blocks (blockIdx.z runs over batch x k_splits) and combined into C with
+// atomics; C must hold the semiring's zero before the launch (the host fills it).
+struct TgGemmParams {
+    TgOperand a, b, c, argmax;
+    long long m, n, k, batch;
+    int accumulate;
+    int k_splits;
+};
+
+// For every (b,i,j) whose argmax k is in [0, K):
+//   grad_a: grad[i,k] += grad_c[i,j] * (multiply_by_other ? other[k,j] : 1)   (other = B)
+//   grad_b: grad[k,j] += grad_c[i,j] * (multiply_by_other ? other[i,k] : 1)   (other = A)
+// overwrite: grad = route(...) instead of grad += (only with the shared-memory path; see backward()).
+struct TgBackwardParams {
+    TgOperand grad_c, argmax, other, grad;
+    long long m, n, k, batch;
+    int multiply_by_other;
+    int overwrite;
+};
+
+// Bytes of each row of grad_B that one block of the shared-memory grad_B path takes (see
+// kernels/backward.cuh): its K rows of them must fit in the shared memory the host gives the launch.
+constexpr int kTgBackwardBSlabBytes = 32;
+
+#endif  // TROPICAL_KERNEL_PARAMS_H

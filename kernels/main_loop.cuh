@@ -1,0 +1,375 @@
+// tropical-gemm's device code, piece 3 of 5: the tiled main loop, shared by the Tiled, SplitK and
+// Batched kernels (with or without argmax).
+
+namespace tg {
+
+// A block computes a BM x BN tile of C in K-slices of BK, staged in shared memory as [k][row of A]
+// and [k][column of B], in two buffers, so one barrier per slice. While slice s is computed, slice
+// s+1 travels from global memory through registers: its loads are issued before the compute and
+// their values stored to the other buffer after it, so the compute hides their latency. Each thread
+// owns TM x TN results; its rows (and columns) come in groups of VEC adjacent elements, GROUP_M
+// (GROUP_N) apart, read with 128-bit shared loads that fall in distinct banks.
+
+// One k step of the register tile: acc[i][j] = acc[i][j] (+) A[row_i, k] (x) B[k, col_j].
+template <class R, class T, int TM, int TN, int GROUP_M, int GROUP_N, bool ARGMAX, bool ORDERED = false>
+__device__ __forceinline__ void k_step(T (&acc)[TM][TN], int (&arg)[TM][TN], const T* a_row, const T* b_row, int k) {
+    constexpr int VEC = 16 / sizeof(T);
+    T fa[TM], fb[TN];
+#pragma unroll
+    for (int g = 0; g < TM / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(a_row + g * GROUP_M);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) fa[g * VEC + e] = v.v[e];
+    }
+#pragma unroll
+    for (int g = 0; g < TN / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(b_row + g * GROUP_N);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) fb[g * VEC + e] = v.v[e];
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            if constexpr (ARGMAX && sizeof(T) == 4) {
+                // One mac and one compare: for 32-bit types the accumulator's bits change exactly
+                // when the term beats it (strictly better, or the first NaN). Staging leaves no -0
+                // term but MaxMul's out-of-domain 0 * -x, and FMNMX keeps the +0 accumulator then.
+                const T n = R::mac(fa[i], fb[j], acc[i][j]);
+                if (bits(n) != bits(acc[i][j])) arg[i][j] = k;
+                acc[i][j] = n;
+            } else if constexpr (ARGMAX) {
+                const T t = R::times(fa[i], fb[j]);
+                if (R::beats(t, acc[i][j])) {
+                    acc[i][j] = t;
+                    arg[i][j] = k;
+                }
+            } else if constexpr (ORDERED) {
+                acc[i][j] = R::mac_ordered(fa[i], fb[j], acc[i][j]);
+            } else {
+                acc[i][j] = R::mac(fa[i], fb[j], acc[i][j]);
+            }
+        }
+}
+
+// The same for the argmax of 32-bit types: a slice's own accumulators, whose first term needs no
+// (+) (so that the tracking costs nothing per term).
+template <class R, class T, int TM, int TN, int GROUP_M, int GROUP_N, bool FIRST>
+__device__ __forceinline__ void k_step_slice(T (&sacc)[TM][TN], const T* a_row, const T* b_row) {
+    constexpr int VEC = 16 / sizeof(T);
+    T fa[TM], fb[TN];
+#pragma unroll
+    for (int g = 0; g < TM / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(a_row + g * GROUP_M);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) fa[g * VEC + e] = v.v[e];
+    }
+#pragma unroll
+    for (int g = 0; g < TN / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(b_row + g * GROUP_N);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) fb[g * VEC + e] = v.v[e];
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) sacc[i][j] = FIRST ? R::times(fa[i], fb[j]) : R::mac(fa[i], fb[j], sacc[i][j]);
+}
+
+// Bits equal, or both NaN: the term that gave an accumulator its value.
+template <class T>
+__device__ __forceinline__ bool same_term(T term, T acc) {
+    if constexpr (IsInt<T>::value) return term == acc;
+    else return bits(term) == bits(acc) || (term != term && acc != acc);
+}
+
+template <class Cfg, class S, class T, bool ARGMAX, bool SPLIT = false>
+__device__ __forceinline__ void gemm(const TgGemmParams& p) {
+    using R = Ring<S, T>;
+    constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, SK = Cfg::sk, TM = Cfg::tm, TN = Cfg::tn;
+    constexpr int STAGES = BK / SK;
+    static_assert(BK % SK == 0, "a slice is fetched in whole stages");
+    constexpr int THREADS = Cfg::threads;
+    constexpr int VEC = 16 / sizeof(T);
+    static_assert(TM % VEC == 0 && TN % VEC == 0, "fragments are read in 128-bit pieces");
+    using StageA = Stager<T, BM, SK, THREADS>;
+    using StageB = Stager<T, BN, SK, THREADS>;
+    constexpr int LDA = StageA::LD, LDB = StageB::LD;
+    // A thread's fragment: groups of VEC adjacent rows (columns), GROUP_M (GROUP_N) apart.
+    constexpr int GROUP_M = BM / (TM / VEC), GROUP_N = BN / (TN / VEC);
+    // Float inputs are staged as x + 0 (no -0) only where the argmax compares bits; elsewhere the
+    // result is normalised once instead, which gives the same value.
+    constexpr bool STAGE = ARGMAX || IsInt<T>::value;
+    // Argmax of 32-bit types: each slice's terms go to their own accumulators, combined with the
+    // running ones at the end of the slice, where arg records the last slice that changed them
+    // (strictly better, or the first NaN; 3 instructions per result per slice instead of 2 per
+    // term). The epilogue rescans that slice's BK terms from global memory for the first k whose
+    // term equals the result.
+    constexpr bool TRACK = ARGMAX && sizeof(T) == 4;
+    // f64 has no one-instruction NaN-propagating max: the exact compare-select costs 5 instructions
+    // per term (two compares). A slice none of whose inputs can make a NaN term (the barrier ORs
+    // each thread's verdict on what it staged) takes a 4-instruction compare-select instead, whose
+    // ordered compare never replaces a NaN accumulator either.
+    constexpr bool GUARD = !ARGMAX && sizeof(T) == 8 && !IsInt<T>::value;
+
+    // The two double-buffered tiles; with TRACK, after the main loop, the block's (result bits,
+    // slice) pairs for the rescan, in A's memory (made large enough for them).
+    constexpr int A_VECS = 2 * BK * LDA / VEC, B_VECS = 2 * BK * LDB / VEC;
+    constexpr int RESCAN_VECS = TRACK ? BM * BN * 8 / 16 : 0;
+    __shared__ Vec16<T> smem[A_VECS > RESCAN_VECS ? A_VECS : RESCAN_VECS];
+    __shared__ Vec16<T> smem_b[B_VECS];
+    T* const tile_a = smem[0].v;
+    T* const tile_b = smem_b[0].v;
+
+    const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
+    const long long M = p.m, N = p.n;
+    const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    // SPLIT, the split-K kernels (see TgGemmParams): K in chunks of whole slices, so that each keeps
+    // the operands' alignment. A template parameter rather than a run-time choice: the values it
+    // keeps live cost the 32-bit kernels spills (i32 went from none to 120 bytes).
+    static_assert(!SPLIT || (!ARGMAX && sizeof(T) == 4), "split-K combines 32-bit results with atomics");
+    const long long splits = SPLIT && p.k_splits > 1 ? p.k_splits : 1;
+    const long long chunk = SPLIT ? ((p.k + splits - 1) / splits + BK - 1) / BK * BK : p.k;
+
+    for (long long z = blockIdx.z; z < p.batch * splits; z += gridDim.z) {
+        const long long b = SPLIT ? z / splits : z, k_begin = SPLIT ? (z % splits) * chunk : 0;
+        // This block's K: the whole of it, or its chunk (none for the last chunks when K is short).
+        const long long K = SPLIT ? (p.k - k_begin < chunk ? p.k - k_begin : chunk) : p.k;
+        if (SPLIT && K <= 0) continue;
+        const long long slices = (K + BK - 1) / BK;
+        const long long full_stages = K / SK;
+        const T* const a_batch = element<T>(p.a, b, 0, k_begin);
+        const T* const b_batch = element<T>(p.b, b, k_begin, 0);
+        T* const c_batch = element<T>(p.c, b, 0, 0);
+        const bool a_k_along = StageA::k_along(p.a.row_stride, p.a.col_stride);
+        const bool b_k_along = StageB::k_along(p.b.col_stride, p.b.row_stride);
+        const bool a_vec = StageA::vec_ok(a_batch, p.a.row_stride, p.a.col_stride);
+        const bool b_vec = StageB::vec_ok(b_batch, p.b.col_stride, p.b.row_stride);
+        const bool c_vec = !ARGMAX && p.c.col_stride == 1 && p.c.row_stride % VEC == 0 &&
+                           reinterpret_cast<unsigned long long>(c_batch) % 16 == 0;
+        for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y) {
+            for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) {
+                const long long m0 = tm * BM, n0 = tn * BN;
+                StageA sa(a_batch, p.a.row_stride, p.a.col_stride, m0);
+                StageB sb(b_batch, p.b.col_stride, p.b.row_stride, n0);
+                // Interior tiles of aligned operands load whole stages with 128-bit loads alone.
+                const bool fast_tile = a_vec && b_vec && m0 + BM <= M && n0 + BN <= N;
+
+                T acc[TM][TN];
+                T sacc[TM][TN];    // dead, and removed, unless TRACK
+                int arg[TM][TN];   // dead, and removed, unless ARGMAX
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) {
+                        acc[i][j] = R::init();
+                        arg[i][j] = -1;
+                    }
+
+                Vec16<T> ra[StageA::VECS], rb[StageB::VECS];
+                // Stage q holds k in [q*SK, (q+1)*SK); slice s is stages s*STAGES .. +STAGES-1.
+                auto fetch = [&](long long q) {
+                    const bool fast = fast_tile && q < full_stages;
+                    sa.template fetch<R>(ra, fast, p.a.row_stride, p.a.col_stride, M - m0, K - q * SK);
+                    sb.template fetch<R>(rb, fast, p.b.col_stride, p.b.row_stride, N - n0, K - q * SK);
+                };
+                bool unsafe = false;   // dead unless GUARD
+                auto stash = [&](int buf, int h) {
+                    if constexpr (GUARD) {
+#pragma unroll
+                        for (int r = 0; r < StageA::VECS; ++r)
+#pragma unroll
+                            for (int e = 0; e < VEC; ++e) unsafe = unsafe || R::unsafe(ra[r].v[e]);
+#pragma unroll
+                        for (int r = 0; r < StageB::VECS; ++r)
+#pragma unroll
+                            for (int e = 0; e < VEC; ++e) unsafe = unsafe || R::unsafe(rb[r].v[e]);
+                    }
+                    sa.template stash<R, STAGE>(tile_a + (buf * BK + h * SK) * LDA, ra, a_k_along);
+                    sb.template stash<R, STAGE>(tile_b + (buf * BK + h * SK) * LDB, rb, b_k_along);
+                    sa.next_stage(p.a.col_stride);
+                    sb.next_stage(p.b.row_stride);
+                };
+#pragma unroll
+                for (int h = 0; h < STAGES; ++h) {
+                    fetch(h);
+                    stash(0, h);
+                }
+                bool exact = true;   // the slice about to be computed may make NaN terms
+                if constexpr (GUARD) {
+                    exact = __syncthreads_or(unsafe);
+                    unsafe = false;
+                } else {
+                    __syncthreads();
+                }
+                // Slice s is read from buffer s&1 while slice s+1 travels, a stage at a time,
+                // through registers into the other buffer, which everyone finished reading before
+                // the previous barrier. Past the last slice the fetch reads nothing and the stash
+                // is never read.
+                for (long long s = 0; s < slices; ++s) {
+                    const int buf = static_cast<int>(s & 1);
+                    const T* const a_buf = tile_a + buf * BK * LDA + ty * VEC;
+                    const T* const b_buf = tile_b + buf * BK * LDB + tx * VEC;
+                    const int k0 = static_cast<int>(s * BK);   // argmax is int32: K < 2^31 there
+#pragma unroll
+                    for (int h = 0; h < STAGES; ++h) {
+                        fetch((s + 1) * STAGES + h);
+                        // The f64 choice is made once per stage, not per k step: a branch per k
+                        // step cost 460 instead of 313 stall cycles per k step in the SASS
+                        // (bench/NOTES.md).
+                        if (GUARD && !exact) {
+#pragma unroll
+                            for (int kk = h * SK; kk < (h + 1) * SK; ++kk)
+                                k_step<R, T, TM, TN, GROUP_M, GROUP_N, ARGMAX, GUARD>(acc, arg, a_buf + kk * LDA,
+                                                                                      b_buf + kk * LDB, k0 + kk);
+                        } else {
+#pragma unroll
+                            for (int kk = h * SK; kk < (h + 1) * SK; ++kk) {
+                                if constexpr (TRACK) {
+                                    if (kk == 0)
+                                        k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, true>(sacc, a_buf, b_buf);
+                                    else
+                                        k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, false>(sacc, a_buf + kk * LDA,
+                                                                                             b_buf + kk * LDB);
+                                } else {
+                                    k_step<R, T, TM, TN, GROUP_M, GROUP_N, ARGMAX>(acc, arg, a_buf + kk * LDA,
+                                                                                   b_buf + kk * LDB, k0 + kk);
+                                }
+                            }
+                        }
+                        stash(buf ^ 1, h);
+                    }
+                    if constexpr (TRACK) {
+#pragma unroll
+                        for (int i = 0; i < TM; ++i)
+#pragma unroll
+                            for (int j = 0; j < TN; ++j) {
+                                const T n = R::plus(acc[i][j], sacc[i][j]);
+                                if (bits(n) != bits(acc[i][j])) arg[i][j] = static_cast<int>(s);
+                                acc[i][j] = n;
+                            }
+                    }
+                    if constexpr (GUARD) {
+                        exact = __syncthreads_or(unsafe);
+                        unsafe = false;
+                    } else {
+                        __syncthreads();
+                    }
+                }
+
+                if constexpr (SPLIT) {
+                    // Split-K epilogue: the tile goes through shared memory (free after the main
+                    // loop's last barrier) ROWS rows at a time, so that each warp's atomics fall on
+                    // 32 consecutive elements of a row of C: 4 sectors per instruction, not 16.
+                    constexpr int ROWS = A_VECS * VEC >= 32 * BN ? 32 : 16;
+                    static_assert(ROWS * BN <= A_VECS * VEC && BM % ROWS == 0, "split-K staging");
+                    T* const staged = tile_a;
+#pragma unroll 1
+                    for (int r0 = 0; r0 < BM; r0 += ROWS) {
+#pragma unroll
+                        for (int i = 0; i < TM; ++i) {
+                            const int local = (i / VEC) * GROUP_M + ty * VEC + i % VEC - r0;
+                            if (local < 0 || local >= ROWS) continue;
+#pragma unroll
+                            for (int g = 0; g < TN / VEC; ++g) {
+                                Vec16<T> v;
+#pragma unroll
+                                for (int e = 0; e < VEC; ++e) v.v[e] = R::finish(acc[i][g * VEC + e]) + T(0);   // -0 -> +0
+                                *reinterpret_cast<Vec16<T>*>(staged + local * BN + g * GROUP_N + tx * VEC) = v;
+                            }
+                        }
+                        __syncthreads();
+#pragma unroll 4
+                        for (int o = threadIdx.x; o < ROWS * BN; o += THREADS) {
+                            const long long row = m0 + r0 + o / BN, col = n0 + o % BN;
+                            if (row < M && col < N) R::plus_atomic(element<T>(p.c, b, row, col), staged[o]);
+                        }
+                        __syncthreads();
+                    }
+                    continue;
+                }
+
+                // Epilogue: 128-bit stores where C is row-major and aligned, else one by one;
+                // bounds-checked.
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const long long row = m0 + (i / VEC) * GROUP_M + ty * VEC + i % VEC;
+                    if (row >= M) continue;
+#pragma unroll
+                    for (int g = 0; g < TN / VEC; ++g) {
+                        const long long col0 = n0 + g * GROUP_N + tx * VEC;
+                        Vec16<T> v;
+#pragma unroll
+                        for (int e = 0; e < VEC; ++e) {
+                            v.v[e] = R::finish(acc[i][g * VEC + e]);
+                            if constexpr (!STAGE) v.v[e] = v.v[e] + T(0);   // -0 -> +0
+                        }
+                        if (c_vec && col0 + VEC <= N) {
+                            Vec16<T>* const c = reinterpret_cast<Vec16<T>*>(c_batch + row * p.c.row_stride + col0);
+                            if (p.accumulate) {
+                                const Vec16<T> old = *c;
+#pragma unroll
+                                for (int e = 0; e < VEC; ++e) v.v[e] = R::plus(old.v[e], v.v[e]);
+                            }
+                            *c = v;
+                            continue;
+                        }
+#pragma unroll
+                        for (int e = 0; e < VEC; ++e) {
+                            const long long col = col0 + e;
+                            if (col >= N) continue;
+                            T* const c = element<T>(p.c, b, row, col);
+                            T w = v.v[e];
+                            if constexpr (TRACK) {
+                                const int local = static_cast<int>((row - m0) * BN + (col - n0));
+                                reinterpret_cast<int2*>(smem)[local] = make_int2(bits(acc[i][g * VEC + e]), arg[i][g * VEC + e]);
+                            } else if constexpr (ARGMAX) {
+                                *element<int>(p.argmax, b, row, col) = arg[i][g * VEC + e];
+                            } else if (p.accumulate) {
+                                w = R::plus(*c, w);
+                            }
+                            *c = w;
+                        }
+                    }
+                }
+                if constexpr (TRACK) {
+                    // The rescan: each result whose last changing slice is known looks for the
+                    // first k of that slice whose term equals it, all BK loads in flight at once.
+                    // Threads take consecutive columns, so that the loads of B and the stores of
+                    // argmax coalesce where they can.
+                    __syncthreads();
+#pragma unroll 1
+                    for (int o = threadIdx.x; o < BM * BN; o += THREADS) {
+                        const long long row = m0 + o / BN, col = n0 + o % BN;
+                        if (row >= M || col >= N) continue;
+                        const int2 entry = reinterpret_cast<const int2*>(smem)[o];
+                        int found = entry.y;
+                        if (found >= 0) {
+                            const long long k0 = static_cast<long long>(found) * BK;
+                            const T* const pa = element<const T>(p.a, b, row, k0);
+                            const T* const pb = element<const T>(p.b, b, k0, col);
+                            T ta[BK], tb[BK];
+#pragma unroll
+                            for (int t = 0; t < BK; ++t) {
+                                const bool inside = k0 + t < K;
+                                ta[t] = inside ? pa[t * p.a.col_stride] : R::zero();
+                                tb[t] = inside ? pb[t * p.b.row_stride] : R::zero();
+                            }
+                            found = -1;
+#pragma unroll
+                            for (int t = BK - 1; t >= 0; --t) {
+                                const T term = R::times(R::stage(ta[t]), R::stage(tb[t]));
+                                if (k0 + t < K && same_term(term, from_bits(entry.x, T()))) found = static_cast<int>(k0 + t);
+                            }
+                        }
+                        *element<int>(p.argmax, b, row, col) = found;
+                    }
+                }
+                // Before the next tile's prologue writes the shared memory the rescan read.
+                if constexpr (TRACK) __syncthreads();
+            }
+        }
+    }
+}
+
+}  // namespace tg

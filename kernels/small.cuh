@@ -1,0 +1,104 @@
+// tropical-gemm's device code, piece 4 of 5: the Small kernels' loop.
+
+namespace tg {
+
+// Small products (a few products of at most a few hundred rows and columns): a BM x BN tile of C
+// per block (32 x 32 by the catalogue, 256 threads), 2 x 2 results each, K in slices of BK staged with scalar loads (any
+// layout, bounds-checked) through registers into double-buffered shared memory. Many more blocks
+// than the big-tile kernels give a small product, and few instructions to compile (the first call
+// of a program usually compiles this kernel, so its NVRTC time is start-up time).
+template <class Cfg, class S, class T>
+__device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
+    using R = Ring<S, T>;
+    constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, THREADS = Cfg::threads;
+    static_assert(Cfg::tm == 2 && Cfg::tn == 2 && Cfg::sk == BK, "a thread owns 2 x 2 results; slices load whole");
+    constexpr int LD = BM + 2;                      // even: 2-element fragments stay aligned
+    constexpr int LOADS = BM * BK / THREADS;        // per operand and slice
+    constexpr bool STAGE = IsInt<T>::value;         // floats: -0 normalised in the epilogue
+    static_assert(BM == BN && BM * BK % THREADS == 0, "staging map");
+    __shared__ T sa[2][BK][LD];
+    __shared__ T sb[2][BK][LD];
+
+    const int t = threadIdx.x, tx = t % (BN / 2), ty = t / (BN / 2);
+    const long long M = p.m, N = p.n, K = p.k;
+    const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const long long slices = (K + BK - 1) / BK;
+    // A thread's staging slots: slot r holds (outer, k) = (o + r * THREADS / BK, k) where the
+    // operand is contiguous along k, else (o, k + r * THREADS / OUTER): consecutive threads walk
+    // the contiguous dimension of each operand.
+    const bool a_k = p.a.col_stride == 1, b_k = p.b.row_stride == 1;
+    const int ao = a_k ? t / BK : t % BM, ak = a_k ? t % BK : t / BM;
+    const int bo = b_k ? t / BK : t % BN, bk = b_k ? t % BK : t / BN;
+    const int a_do = a_k ? THREADS / BK : 0, a_dk = a_k ? 0 : THREADS / BM;
+    const int b_do = b_k ? THREADS / BK : 0, b_dk = b_k ? 0 : THREADS / BN;
+    const long long a_step = a_do * p.a.row_stride + a_dk * p.a.col_stride;
+    const long long b_step = b_do * p.b.col_stride + b_dk * p.b.row_stride;
+
+    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z) {
+        for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y) {
+            for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) {
+                const long long m0 = tm * BM, n0 = tn * BN;
+                const T* pa = element<const T>(p.a, b, m0 + ao, ak);
+                const T* pb = element<const T>(p.b, b, bk, n0 + bo);
+                const long long a_rows = M - m0 - ao, b_cols = N - n0 - bo;
+                T ra[LOADS], rb[LOADS];
+                auto fetch = [&](long long k0) {
+                    const long long a_ks = K - k0 - ak, b_ks = K - k0 - bk;
+#pragma unroll
+                    for (int r = 0; r < LOADS; ++r) {
+                        ra[r] = r * a_do < a_rows && r * a_dk < a_ks ? pa[r * a_step] : R::zero();
+                        rb[r] = r * b_do < b_cols && r * b_dk < b_ks ? pb[r * b_step] : R::zero();
+                    }
+                    pa += BK * p.a.col_stride;
+                    pb += BK * p.b.row_stride;
+                };
+                auto stash = [&](int buf) {
+#pragma unroll
+                    for (int r = 0; r < LOADS; ++r) {
+                        sa[buf][ak + r * a_dk][ao + r * a_do] = STAGE ? R::stage(ra[r]) : ra[r];
+                        sb[buf][bk + r * b_dk][bo + r * b_do] = STAGE ? R::stage(rb[r]) : rb[r];
+                    }
+                };
+                T acc[2][2];
+#pragma unroll
+                for (int i = 0; i < 2; ++i)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) acc[i][j] = R::init();
+                fetch(0);
+                stash(0);
+                __syncthreads();
+                for (long long s = 0; s < slices; ++s) {
+                    const int buf = static_cast<int>(s & 1);
+                    fetch((s + 1) * BK);
+#pragma unroll 8
+                    for (int kk = 0; kk < BK; ++kk) {
+                        const T a0 = sa[buf][kk][2 * ty], a1 = sa[buf][kk][2 * ty + 1];
+                        const T b0 = sb[buf][kk][2 * tx], b1 = sb[buf][kk][2 * tx + 1];
+                        acc[0][0] = R::mac(a0, b0, acc[0][0]);
+                        acc[0][1] = R::mac(a0, b1, acc[0][1]);
+                        acc[1][0] = R::mac(a1, b0, acc[1][0]);
+                        acc[1][1] = R::mac(a1, b1, acc[1][1]);
+                    }
+                    stash(buf ^ 1);
+                    __syncthreads();
+                }
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    const long long row = m0 + 2 * ty + i;
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        const long long col = n0 + 2 * tx + j;
+                        if (row >= M || col >= N) continue;
+                        T* const c = element<T>(p.c, b, row, col);
+                        T v = R::finish(acc[i][j]);
+                        if constexpr (!STAGE) v = v + T(0);   // -0 -> +0
+                        if (p.accumulate) v = R::plus(*c, v);
+                        *c = v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace tg

@@ -1,0 +1,92 @@
+// The C ABI's products and backward passes: arguments converted (c_api/request.cpp), run, and
+// exceptions turned into status codes (c_api/guard.hpp).
+#include <string>
+
+#include "c_api/guard.hpp"
+#include "c_api/request.hpp"
+#include <tropical/c_api.h>
+
+namespace tropical::detail {
+namespace {
+
+thread_local std::string g_last_error;
+
+// `required` names the operands an operation cannot do without, in the order a b c argmax grad.
+tropical_status call(Operation op, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
+                     const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
+                     const tropical_matrix* grad, int64_t batch, const tropical_options* options, const char* required) {
+    return guarded([&] {
+        const tropical_matrix* given[] = {a, b, c, argmax, grad};
+        const char* names[] = {"a", "b", "c", "argmax", "grad"};
+        for (int i = 0; i < 5; ++i)
+            if (required[i] == '1' && given[i] == nullptr)
+                throw InvalidArgument(std::string("the matrix descriptor ") + names[i] + " is NULL");
+        run(request_from_c(op, semiring, dtype, a, b, c, argmax, grad, batch, options));
+    });
+}
+
+}  // namespace
+
+void set_last_error(const char* message) noexcept {
+    try {
+        g_last_error = message;
+    } catch (...) {
+        g_last_error.clear();  // no memory for the message: the status alone says it
+    }
+}
+
+void require_pointer(const void* pointer, const char* what) {
+    if (!pointer) throw InvalidArgument(std::string(what) + " is NULL");
+}
+
+}  // namespace tropical::detail
+
+using tropical::detail::Operation;
+using tropical::detail::raw;
+
+extern "C" {
+
+tropical_status tropical_gemm(tropical_semiring s, tropical_dtype t, const tropical_matrix* a, const tropical_matrix* b,
+                              const tropical_matrix* c, int64_t batch, const tropical_options* options) {
+    return tropical::detail::call(Operation::Gemm, raw(s), raw(t), a, b, c, nullptr, nullptr, batch, options, "11100");
+}
+
+tropical_status tropical_gemm_argmax(tropical_semiring s, tropical_dtype t, const tropical_matrix* a,
+                                     const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
+                                     int64_t batch, const tropical_options* options) {
+    return tropical::detail::call(Operation::GemmArgmax, raw(s), raw(t), a, b, c, argmax, nullptr, batch, options,
+                                  "11110");
+}
+
+tropical_status tropical_gemm_backward_a(tropical_semiring s, tropical_dtype t, const tropical_matrix* grad_c,
+                                         const tropical_matrix* argmax, const tropical_matrix* b,
+                                         const tropical_matrix* grad_a, int64_t batch, const tropical_options* options) {
+    return tropical::detail::call(Operation::BackwardA, raw(s), raw(t), nullptr, b, grad_c, argmax, grad_a, batch,
+                                  options, raw(s) == TROPICAL_MAXMUL ? "01111" : "00111");
+}
+
+tropical_status tropical_gemm_backward_b(tropical_semiring s, tropical_dtype t, const tropical_matrix* grad_c,
+                                         const tropical_matrix* argmax, const tropical_matrix* a,
+                                         const tropical_matrix* grad_b, int64_t batch, const tropical_options* options) {
+    return tropical::detail::call(Operation::BackwardB, raw(s), raw(t), a, nullptr, grad_c, argmax, grad_b, batch,
+                                  options, raw(s) == TROPICAL_MAXMUL ? "10111" : "00111");
+}
+
+const char* tropical_last_error_message(void) { return tropical::detail::g_last_error.c_str(); }
+
+const char* tropical_status_string(tropical_status status) {
+    if (!tropical_status_name(status)) return "unknown status";
+    return tropical::to_string(static_cast<tropical::Status>(raw(status)));
+}
+
+const char* tropical_status_name(tropical_status status) {
+    switch (raw(status)) {
+#define TROPICAL_STATUS_NAME(c_suffix, name, value, words) \
+    case value: return #name;
+        TROPICAL_STATUS_LIST(TROPICAL_STATUS_NAME)
+#undef TROPICAL_STATUS_NAME
+    }
+    return nullptr;
+}
+
+}  // extern "C"

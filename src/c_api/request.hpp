@@ -1,0 +1,20 @@
+#pragma once
+// The C ABI's arguments (tropical/c_api.h) as the library's Request, range-checked on the way.
+#include <cstdint>
+
+#include "gemm/request.hpp"
+#include <tropical/c_api.h>
+
+namespace tropical::detail {
+
+// The int32 a C caller passed for a semiring or an element type, checked before it becomes the enum
+// (which is 8 bits wide, so an unchecked 256 would quietly turn into 0). Throws InvalidArgument.
+Semiring semiring_from_c(std::int32_t semiring);
+DType dtype_from_c(std::int32_t dtype);
+
+// A NULL operand is an absent one; a NULL options means the defaults.
+Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
+                       const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
+                       const tropical_matrix* grad, std::int64_t batch, const tropical_options* options);
+
+}  // namespace tropical::detail

@@ -1,0 +1,171 @@
+// The registry, derived from the catalogue: each row's name and index, and the lookups.
+#include "catalogue/catalogue.hpp"
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+
+namespace tropical::detail {
+namespace {
+
+constexpr std::optional<Semiring> kMaxPlus = Semiring::MaxPlus;
+constexpr std::optional<Semiring> kMinPlus = Semiring::MinPlus;
+constexpr std::optional<Semiring> kMaxMul = Semiring::MaxMul;
+constexpr std::optional<Semiring> kAny = std::nullopt;
+
+constexpr CatalogueRow kRows[] = {
+#define TG_KERNEL(operation, variant, type, semiring, bm, bn, bk, tm, tn, sk, threads, min_blocks)                  \
+    {KernelOperation::operation, KernelVariant::variant, DType::type, k##semiring, {bm, bn, bk, tm, tn, sk}, threads, \
+     min_blocks, #variant, #semiring},
+#include "catalogue.def"
+#undef TG_KERNEL
+};
+
+// Checked when the library is built: a kind of kernel has one row, and a tiled row's threads are
+// its tile's.
+constexpr bool same_kind(const CatalogueRow& x, const CatalogueRow& y) {
+    return x.operation == y.operation && x.variant == y.variant && x.dtype == y.dtype &&
+           (!x.semiring || !y.semiring || x.semiring == y.semiring);
+}
+constexpr bool one_row_per_kind() {
+    for (std::size_t i = 0; i < std::size(kRows); ++i)
+        for (std::size_t j = i + 1; j < std::size(kRows); ++j)
+            if (same_kind(kRows[i], kRows[j])) return false;
+    return true;
+}
+static_assert(one_row_per_kind(), "kernels/catalogue.def has two rows for one kind of kernel");
+constexpr bool threads_fit_tiles() {
+    for (const auto& row : kRows)
+        if (row.tile.bm > 0 && (row.tile.tm <= 0 || row.tile.tn <= 0 ||
+                                row.threads != (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn)))
+            return false;
+    return true;
+}
+static_assert(threads_fit_tiles(), "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn)");
+
+// The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
+// splitk, batched or small for the product variants (plus _argmax with the argmax), backward_a
+// or backward_b.
+std::string name_of(const CatalogueRow& row) {
+    std::string name = "tropical_";
+    if (row.operation == KernelOperation::BackwardA || row.operation == KernelOperation::BackwardB) {
+        name += to_string(row.operation);
+    } else {
+        name += row.variant == KernelVariant::Tiled ? std::string_view("gemm") : to_string(row.variant);
+        if (row.operation == KernelOperation::GemmArgmax) name += "_argmax";
+    }
+    name += '_';
+    name += to_string(row.dtype);
+    if (row.semiring) {
+        name += '_';
+        name += to_string(*row.semiring);
+    }
+    return name;
+}
+
+KernelGroup group_of(const CatalogueRow& row) {
+    switch (row.operation) {
+    case KernelOperation::Gemm:
+        return row.variant == KernelVariant::Batched || row.variant == KernelVariant::Small ? KernelGroup::Batched
+                                                                                             : KernelGroup::Gemm;
+    case KernelOperation::GemmArgmax: return KernelGroup::GemmArgmax;
+    case KernelOperation::BackwardA: return KernelGroup::BackwardA;
+    case KernelOperation::BackwardB: return KernelGroup::BackwardB;
+    }
+    return KernelGroup::Gemm;
+}
+
+constexpr std::size_t kOperations = 4, kVariants = 5, kTypes = 4, kSemirings = 3;
+
+struct Registry {
+    std::vector<std::string> names;  // owns the strings the KernelInfo views point at
+    std::vector<KernelInfo> kernels;
+    // [operation][variant][type][semiring] -> the kernel, or null.
+    std::array<const KernelInfo*, kOperations * kVariants * kTypes * kSemirings> by_kind{};
+
+    static std::size_t slot(KernelOperation o, KernelVariant v, DType t, Semiring s) {
+        return ((static_cast<std::size_t>(o) * kVariants + static_cast<std::size_t>(v)) * kTypes +
+                static_cast<std::size_t>(t)) * kSemirings + static_cast<std::size_t>(s);
+    }
+
+    Registry() {
+        for (const auto& row : kRows) names.push_back(name_of(row));
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const auto& row = kRows[i];
+            kernels.push_back({i, names[i], row.operation, row.variant, group_of(row), row.dtype, row.semiring});
+        }
+        for (const auto& kernel : kernels)
+            for (Semiring s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul})
+                if (!kernel.semiring || kernel.semiring == s)
+                    by_kind[slot(kernel.operation, kernel.variant, kernel.dtype, s)] = &kernel;
+    }
+};
+
+const Registry& registry() {
+    static const Registry instance;
+    return instance;
+}
+
+}  // namespace
+
+std::span<const CatalogueRow> catalogue_rows() noexcept { return kRows; }
+
+const CatalogueRow& row_of(const KernelInfo& kernel) { return kRows[kernel.index]; }
+
+}  // namespace tropical::detail
+
+namespace tropical {
+
+std::string_view to_string(KernelOperation operation) noexcept {
+    switch (operation) {
+    case KernelOperation::Gemm: return "gemm";
+    case KernelOperation::GemmArgmax: return "gemm_argmax";
+    case KernelOperation::BackwardA: return "backward_a";
+    case KernelOperation::BackwardB: return "backward_b";
+    }
+    return "?";
+}
+
+std::string_view to_string(KernelVariant variant) noexcept {
+    switch (variant) {
+    case KernelVariant::Tiled: return "tiled";
+    case KernelVariant::SplitK: return "splitk";
+    case KernelVariant::Batched: return "batched";
+    case KernelVariant::Small: return "small";
+    case KernelVariant::Scatter: return "scatter";
+    }
+    return "?";
+}
+
+std::string_view to_string(KernelGroup group) noexcept {
+    switch (group) {
+    case KernelGroup::Gemm: return "gemm";
+    case KernelGroup::GemmArgmax: return "gemm_argmax";
+    case KernelGroup::Batched: return "batched";
+    case KernelGroup::BackwardA: return "backward_a";
+    case KernelGroup::BackwardB: return "backward_b";
+    }
+    return "?";
+}
+
+std::span<const KernelInfo> kernel_registry() noexcept { return detail::registry().kernels; }
+
+const KernelInfo* find_kernel(std::string_view name) noexcept {
+    for (const auto& kernel : detail::registry().kernels)
+        if (kernel.name == name) return &kernel;
+    return nullptr;
+}
+
+const KernelInfo* find_kernel(KernelOperation operation, KernelVariant variant, DType dtype,
+                              Semiring semiring) noexcept {
+    if (static_cast<std::size_t>(operation) >= detail::kOperations ||
+        static_cast<std::size_t>(variant) >= detail::kVariants || static_cast<std::size_t>(dtype) >= detail::kTypes ||
+        static_cast<std::size_t>(semiring) >= detail::kSemirings)
+        return nullptr;
+    return detail::registry().by_kind[detail::Registry::slot(operation, variant, dtype, semiring)];
+}
+
+}  // namespace tropical

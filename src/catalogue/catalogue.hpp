@@ -1,0 +1,42 @@
+#pragma once
+// The kernel catalogue (kernels/catalogue.def) as the host reads it: one row per kernel, in the
+// registry's order (kernel_registry()[i] is row i).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include <tropical/kernels.hpp>
+#include <tropical/types.hpp>
+
+namespace tropical::detail {
+
+// A tile of the main loop (kernels/staging.cuh's Tile): all zero for a kernel without tiles.
+struct TileShape {
+    int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, sk = 0;
+};
+
+struct CatalogueRow {
+    KernelOperation operation;
+    KernelVariant variant;
+    DType dtype;
+    std::optional<Semiring> semiring;  // empty: taken at launch
+    TileShape tile;
+    int threads;     // block size
+    int min_blocks;  // __launch_bounds__'s blocks per multiprocessor; 0: none asked
+    // The row's words for its variant and semiring, which are the device code's names for them
+    // (kernels/entry.cuh's tg::Tiled, kernels/semiring.cuh's tg::MaxPlus).
+    std::string_view variant_word;
+    std::string_view semiring_word;
+};
+
+std::span<const CatalogueRow> catalogue_rows() noexcept;
+
+// The row of a registry kernel.
+const CatalogueRow& row_of(const KernelInfo& kernel);
+
+// Whether a kernel's block takes dynamic shared memory (as much as the launch gives; the Scatter
+// kernels), so that its loader opts it in to the device's limit.
+inline bool takes_dynamic_shared_memory(const KernelInfo& kernel) { return kernel.variant == KernelVariant::Scatter; }
+
+}  // namespace tropical::detail

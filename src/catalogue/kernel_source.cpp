@@ -1,0 +1,53 @@
+#include "catalogue/kernel_source.hpp"
+
+#include <fmt/format.h>
+
+// Generated at build time from kernels/ (cmake/EmbedKernels.cmake).
+extern "C" const char tropical_gemm_device_source[];
+extern "C" const unsigned long long tropical_gemm_device_source_size;
+
+namespace tropical::detail {
+namespace {
+
+std::string_view device_type(DType t) {
+    switch (t) {
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    case DType::I32: return "int";
+    case DType::I64: return "long long";
+    }
+    return "?";
+}
+
+std::string launch_bounds(const CatalogueRow& row) {
+    return row.min_blocks > 0 ? fmt::format("__launch_bounds__({}, {})", row.threads, row.min_blocks)
+                              : fmt::format("__launch_bounds__({})", row.threads);
+}
+
+}  // namespace
+
+std::string_view device_source() noexcept {
+    return {tropical_gemm_device_source, static_cast<std::size_t>(tropical_gemm_device_source_size)};
+}
+
+std::string entry_point(const CatalogueRow& row, std::string_view name) {
+    const std::string head = fmt::format("#line 1 \"kernels/catalogue.def: {}\"\nextern \"C\" __global__ void {} {}",
+                                         name, launch_bounds(row), name);
+    if (row.variant == KernelVariant::Scatter)
+        return fmt::format("{}(const TgBackwardParams p) {{\n    tg::scatter<{}, {}>(p);\n}}\n", head,
+                           device_type(row.dtype), row.operation == KernelOperation::BackwardA);
+    const TileShape& t = row.tile;
+    return fmt::format("{}(const TgGemmParams p) {{\n    tg::product<tg::{}, {}, tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "
+                       "{}>(p);\n}}\n",
+                       head, row.variant_word, row.operation == KernelOperation::GemmArgmax, row.semiring_word,
+                       device_type(row.dtype), t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
+}
+
+std::string kernel_source(const KernelInfo& kernel) {
+    std::string unit(device_source());
+    unit += '\n';
+    unit += entry_point(row_of(kernel), kernel.name);
+    return unit;
+}
+
+}  // namespace tropical::detail

@@ -1,0 +1,168 @@
+#include "gemm/plan.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "catalogue/catalogue.hpp"
+#include <tropical/error.hpp>
+
+namespace tropical::detail {
+namespace {
+
+constexpr std::int64_t kMaxGridY = 65535;
+constexpr std::int64_t kMaxGridZ = 65535;
+
+// Split-K: the fewest k per chunk (16 slices of 8: the block's prologue and its atomic epilogue
+// stay a few percent of its work), and the most chunks.
+constexpr std::int64_t kMinSplitChunk = 128;
+constexpr std::int64_t kMaxSplits = 1024;
+
+const KernelInfo* required(const KernelInfo* kernel, KernelOperation operation, KernelVariant variant,
+                           const Request& q) {
+    if (!kernel)
+        throw Unsupported(fmt::format("no {} kernel of the {} variant for {} {}", to_string(operation),
+                                      to_string(variant), to_string(q.dtype), to_string(q.semiring)));
+    return kernel;
+}
+
+const KernelInfo* product_kernel(KernelVariant variant, const Request& q) {
+    return find_kernel(KernelOperation::Gemm, variant, q.dtype, q.semiring);
+}
+
+// Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
+// area is inside C) and that still gives the GPU enough blocks: the Tiled kernel with two blocks per
+// multiprocessor; failing that, its split-K twin, with K cut into chunks of at least kMinSplitChunk
+// where that fills at least 3/4 of those block slots in one wave (a long K over few tiles: 1024^3,
+// or 256 x 256 x 65536, which would otherwise leave most multiprocessors idle); the 64 x 64 Batched
+// kernel with one block per multiprocessor; else the 32 x 32 Small kernel, which gives a single
+// small product 4 to 16 times more blocks than the others.
+Choice choose_product(const Request& q, const Shape& s, std::int64_t multiprocessors) {
+    auto tiles = [&](const KernelInfo* kernel) -> std::int64_t {
+        const TileShape& t = row_of(*kernel).tile;
+        const std::int64_t tiles_m = (s.m + t.bm - 1) / t.bm, tiles_n = (s.n + t.bn - 1) / t.bn;
+        const double covered = static_cast<double>(s.m) * static_cast<double>(s.n) /
+                               (static_cast<double>(tiles_m * t.bm) * static_cast<double>(tiles_n * t.bn));
+        return covered >= 0.75 ? q.batch * tiles_m * tiles_n : 0;  // 0: the shape does not fill the tiles
+    };
+    const KernelInfo* tiled =
+        required(product_kernel(KernelVariant::Tiled, q), KernelOperation::Gemm, KernelVariant::Tiled, q);
+    const std::int64_t slots = 2 * multiprocessors, tiled_tiles = tiles(tiled);
+    if (tiled_tiles > 0 && tiled_tiles >= slots) return {tiled};
+    // Split-K combines its chunks with 32-bit atomics into a C that starts at the zero, which one 2-D
+    // memset writes where C's matrices follow each other.
+    const KernelInfo* splitk = product_kernel(KernelVariant::SplitK, q);
+    if (splitk && tiled_tiles > 0 && !q.options.accumulate && follows_on(q.c, q.batch)) {
+        const std::int64_t splits = std::min({slots / tiled_tiles, s.k / kMinSplitChunk, kMaxSplits});
+        if (splits > 1 && 4 * tiled_tiles * splits >= 3 * slots) return {splitk, splits};
+    }
+    const KernelInfo* batched =
+        required(product_kernel(KernelVariant::Batched, q), KernelOperation::Gemm, KernelVariant::Batched, q);
+    if (tiles(batched) >= multiprocessors) return {batched};
+    if (const KernelInfo* small = product_kernel(KernelVariant::Small, q)) return {small};
+    return {batched};
+}
+
+TgOperand kernel_operand(const OperandRef& r) {
+    return {const_cast<void*>(r.data), r.layout == Layout::RowMajor ? r.ld : 1, r.layout == Layout::RowMajor ? 1 : r.ld,
+            r.batch_stride};
+}
+
+void plan_product(LaunchPlan& p, const Request& q, const Shape& s) {
+    const CatalogueRow& row = row_of(*p.choice.kernel);
+    TgGemmParams& params = p.product;
+    params.a = kernel_operand(q.a);
+    params.b = kernel_operand(q.b);
+    params.c = kernel_operand(q.c);
+    if (q.operation == Operation::GemmArgmax) params.argmax = kernel_operand(q.argmax);
+    params.m = s.m, params.n = s.n, params.k = s.k, params.batch = q.batch;
+    params.accumulate = q.options.accumulate ? 1 : 0;
+    params.k_splits = static_cast<int>(p.choice.k_splits);
+    if (p.choice.k_splits > 1) p.fill = LaunchPlan::Fill::ResultWithZero;
+    // Kernels loop over M-tiles, N-tiles and batches, so any grid within the limits is correct.
+    const std::int64_t grid_x = (s.n + row.tile.bn - 1) / row.tile.bn;
+    if (grid_x > 0x7fffffff)
+        throw InvalidArgument(fmt::format("N = {} is too large for one launch (at most {} columns)", s.n,
+                                          std::int64_t{0x7fffffff} * row.tile.bn));
+    p.grid[0] = static_cast<unsigned>(grid_x);
+    p.grid[1] = static_cast<unsigned>(std::min((s.m + row.tile.bm - 1) / row.tile.bm, kMaxGridY));
+    p.grid[2] = static_cast<unsigned>(std::min(q.batch * p.choice.k_splits, kMaxGridZ));
+}
+
+// The Scatter kernels route grad_C through the argmax in shared memory when a block's K values fit
+// (grad_A: a row of K; grad_B: K rows of a slab of kTgBackwardBSlabBytes): that path writes every
+// element of the gradient, so an overwriting pass needs no zeroing first. Otherwise they add with
+// global atomics into a gradient zeroed first (unless accumulating).
+void plan_backward(LaunchPlan& p, const Request& q, const Shape& s, const DeviceLimits& device) {
+    const bool for_a = q.operation == Operation::BackwardA;
+    const std::size_t element = size_of(q.dtype);
+    const auto shared =
+        static_cast<std::size_t>(s.k) * (for_a ? element : static_cast<std::size_t>(kTgBackwardBSlabBytes));
+    // Not where products of a batch share gradient elements (a broadcast gradient): those must add up.
+    const std::int64_t grad_lines = q.grad.layout == Layout::RowMajor ? q.grad.rows : q.grad.cols;
+    const bool disjoint = q.batch == 1 || q.grad.batch_stride >= grad_lines * q.grad.ld;
+    const bool in_shared = disjoint && s.k > 0 && shared <= device.shared_memory_per_block;
+    const bool routes = s.m > 0 && s.n > 0;
+    if (!q.options.accumulate && !(in_shared && routes)) p.fill = LaunchPlan::Fill::GradientWithZero;
+    p.launch = routes;
+    if (!routes) return;
+
+    TgBackwardParams& params = p.backward;
+    params.grad_c = kernel_operand(q.c);
+    params.argmax = kernel_operand(q.argmax);
+    params.other = kernel_operand(for_a ? q.b : q.a);
+    params.grad = kernel_operand(q.grad);
+    params.m = s.m, params.n = s.n, params.k = s.k, params.batch = q.batch;
+    params.multiply_by_other = q.semiring == Semiring::MaxMul ? 1 : 0;
+    params.overwrite = in_shared && !q.options.accumulate ? 1 : 0;
+    std::int64_t blocks = 0;
+    if (in_shared) {
+        const auto slab = static_cast<std::int64_t>(static_cast<std::size_t>(kTgBackwardBSlabBytes) / element);
+        const std::int64_t units = q.batch * (for_a ? s.m : (s.n + slab - 1) / slab);
+        blocks = std::min<std::int64_t>(units, device.multiprocessors * 64);
+        p.shared_bytes = static_cast<unsigned>(shared);
+    } else {
+        const std::int64_t work = s.m * s.n * q.batch;
+        blocks = std::clamp<std::int64_t>((work + p.block - 1) / p.block, 1, device.multiprocessors * 32);
+    }
+    p.grid[0] = static_cast<unsigned>(blocks);
+}
+
+}  // namespace
+
+Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocessors) {
+    auto only = [&](KernelOperation operation, KernelVariant variant) -> Choice {
+        return {required(find_kernel(operation, variant, q.dtype, q.semiring), operation, variant, q)};
+    };
+    switch (q.operation) {
+    case Operation::Gemm: return choose_product(q, s, multiprocessors);
+    case Operation::GemmArgmax: return only(KernelOperation::GemmArgmax, KernelVariant::Tiled);
+    case Operation::BackwardA: return only(KernelOperation::BackwardA, KernelVariant::Scatter);
+    case Operation::BackwardB: return only(KernelOperation::BackwardB, KernelVariant::Scatter);
+    }
+    throw Unsupported("unknown operation");
+}
+
+bool has_work(const Request& q, const Shape& s) {
+    if (q.batch == 0) return false;
+    switch (q.operation) {
+    case Operation::Gemm:
+    case Operation::GemmArgmax: return !s.empty();
+    // A gradient of size zero has nothing to write; one with K > 0 is written (zeroed) even when
+    // grad_C is empty.
+    case Operation::BackwardA: return s.k > 0 && s.m > 0;
+    case Operation::BackwardB: return s.k > 0 && s.n > 0;
+    }
+    return false;
+}
+
+LaunchPlan plan(const Request& q, const Shape& s, const DeviceLimits& device) {
+    LaunchPlan p;
+    p.choice = choose_kernel(q, s, device.multiprocessors);
+    p.block = static_cast<unsigned>(row_of(*p.choice.kernel).threads);
+    if (q.operation == Operation::BackwardA || q.operation == Operation::BackwardB) plan_backward(p, q, s, device);
+    else plan_product(p, q, s);
+    return p;
+}
+
+}  // namespace tropical::detail

@@ -1,0 +1,31 @@
+#pragma once
+// One type-erased request: what every public entry point (the templates of tropical/gemm.hpp, the C
+// ABI) turns into, and what run() executes in three steps: validate (gemm/validate.hpp), plan
+// (gemm/plan.hpp: the kernel, its grid and shared memory) and launch.
+#include <cstdint>
+
+#include <tropical/gemm.hpp>
+
+namespace tropical::detail {
+
+enum class Operation : std::uint8_t { Gemm, GemmArgmax, BackwardA, BackwardB };
+
+//   Gemm:       c = a (x) b
+//   GemmArgmax: c = a (x) b, argmax = the k attaining each c[i,j]
+//   BackwardA:  grad (M x K) gets the gradient of A from c = grad_C (M x N), argmax and b (K x N)
+//   BackwardB:  grad (K x N) gets the gradient of B from c = grad_C, argmax and a (M x K)
+// options.device >= 0: the caller vouches that every operand is on that device and the stream is
+// of its primary context, so the driver is not asked about each pointer and the stream.
+struct Request {
+    Operation operation = Operation::Gemm;
+    Semiring semiring = Semiring::MaxPlus;
+    DType dtype = DType::F32;
+    OperandRef a, b, c, argmax, grad;
+    std::int64_t batch = 1;
+    GemmOptions options;
+};
+
+// Validates, plans and launches; throws the tropical::Error that says what went wrong.
+void run(const Request& request);
+
+}  // namespace tropical::detail

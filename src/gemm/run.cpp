@@ -1,0 +1,99 @@
+// The one path of every call: validate, plan, launch. No allocation and no synchronisation on it.
+#include <bit>
+#include <cstdint>
+
+#include "context/scoped_context.hpp"
+#include "driver/cuda_driver.hpp"
+#include "gemm/device_check.hpp"
+#include "gemm/plan.hpp"
+#include "gemm/request.hpp"
+#include "gemm/validate.hpp"
+#include "reference/reference.hpp"
+#include <tropical/context.hpp>
+#include <tropical/gemm.hpp>
+
+namespace tropical::detail {
+namespace {
+
+// Every element of operand g (batch matrices of element_size bytes) set to copies of the 32-bit
+// `word`, leaving the padding between its lines and matrices alone: one 2-D memset where the
+// matrices follow each other, else one per matrix.
+void fill_words(const OperandRef& g, std::size_t element_size, std::int64_t batch, std::uint32_t word, CUstream stream) {
+    const bool row_major = g.layout == Layout::RowMajor;
+    const std::int64_t lines = row_major ? g.rows : g.cols;  // rows of memory
+    const std::int64_t width = row_major ? g.cols : g.rows;  // elements per line
+    const auto words = static_cast<std::size_t>(width) * element_size / 4;
+    const std::size_t pitch = static_cast<std::size_t>(g.ld) * element_size;
+    auto* base = static_cast<char*>(const_cast<void*>(g.data));
+    if (follows_on(g, batch)) {
+        TROPICAL_CU(cuMemsetD2D32Async(reinterpret_cast<CUdeviceptr>(base), pitch, word, words,
+                                       static_cast<std::size_t>(lines * batch), stream));
+        return;
+    }
+    for (std::int64_t b = 0; b < batch; ++b)
+        TROPICAL_CU(cuMemsetD2D32Async(
+            reinterpret_cast<CUdeviceptr>(base + b * g.batch_stride * static_cast<std::int64_t>(element_size)), pitch,
+            word, words, static_cast<std::size_t>(lines), stream));
+}
+
+// The semiring's zero of a 32-bit type as the word a memset repeats (split-K's starting C).
+std::uint32_t zero_word(const Request& q) {
+    if (q.dtype == DType::F32) return std::bit_cast<std::uint32_t>(reference::zero<float>(q.semiring));
+    return std::bit_cast<std::uint32_t>(reference::zero<std::int32_t>(q.semiring));
+}
+
+void launch(const LaunchPlan& p, const Request& q, CUfunction function, CUstream stream) {
+    switch (p.fill) {
+    case LaunchPlan::Fill::None: break;
+    case LaunchPlan::Fill::ResultWithZero: fill_words(q.c, 4, q.batch, zero_word(q), stream); break;
+    case LaunchPlan::Fill::GradientWithZero: fill_words(q.grad, size_of(q.dtype), q.batch, 0u, stream); break;
+    }
+    if (!p.launch) return;
+    const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
+    const void* params = backward ? static_cast<const void*>(&p.backward) : static_cast<const void*>(&p.product);
+    void* args[] = {const_cast<void*>(params)};
+    TROPICAL_CU(cuLaunchKernel(function, p.grid[0], p.grid[1], p.grid[2], p.block, 1, 1, p.shared_bytes, stream, args,
+                               nullptr));
+}
+
+}  // namespace
+
+void run(const Request& q) {
+    const ValidatedRequest v = validate(q);
+    if (!has_work(q, v.shape)) return;
+    const bool device_known = q.options.device >= 0;
+    auto& context = CudaContext::for_device(device_known ? q.options.device : device_of(v));
+    auto stream = reinterpret_cast<CUstream>(q.options.stream);
+    if (!device_known) check_stream(stream, context);  // before a kernel is compiled for nothing
+    const LaunchPlan p =
+        plan(q, v.shape, {context.multiprocessor_count(), context.shared_memory_per_block_optin()});
+    CUfunction function = context.kernel(*p.choice.kernel);
+    ScopedContext current(context.primary_context());
+    launch(p, q, function, stream);
+}
+
+void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandRef& b, const OperandRef& c,
+             const OperandRef* argmax, std::int64_t batch, const GemmOptions& options) {
+    Request q;
+    q.operation = argmax ? Operation::GemmArgmax : Operation::Gemm;
+    q.semiring = semiring, q.dtype = dtype;
+    q.a = a, q.b = b, q.c = c;
+    if (argmax) q.argmax = *argmax;
+    q.batch = batch;
+    q.options = options;
+    run(q);
+}
+
+void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c, const OperandRef& argmax,
+              const OperandRef& other, const OperandRef& grad, std::int64_t batch, const GemmOptions& options) {
+    Request q;
+    q.operation = of == Gradient::OfA ? Operation::BackwardA : Operation::BackwardB;
+    q.semiring = semiring, q.dtype = dtype;
+    q.c = grad_c, q.argmax = argmax, q.grad = grad;
+    (of == Gradient::OfA ? q.b : q.a) = other;
+    q.batch = batch;
+    q.options = options;
+    run(q);
+}
+
+}  // namespace tropical::detail

@@ -1,0 +1,130 @@
+// The kernel catalogue (kernels/catalogue.def) and what the host derives from it: the registry's
+// names, order and lookups, and the entry point NVRTC compiles for each kernel.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <fmt/format.h>
+#include <string>
+
+#include "catalogue/catalogue.hpp"
+#include "catalogue/kernel_source.hpp"
+#include "nvrtc/compile_options.hpp"
+#include "nvrtc/compiler.hpp"
+#include <tropical/error.hpp>
+#include <tropical/kernels.hpp>
+
+using namespace tropical;
+using namespace tropical::detail;
+using ::testing::HasSubstr;
+
+TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
+    const auto kernels = kernel_registry();
+    ASSERT_EQ(kernels.size(), catalogue_rows().size());
+    std::set<std::string_view> names;
+    int counts[5] = {};
+    for (const auto& k : kernels) {
+        EXPECT_TRUE(names.insert(k.name).second) << k.name;
+        EXPECT_EQ(&kernels[k.index], &k);
+        ++counts[static_cast<int>(k.group)];
+    }
+    EXPECT_GE(kernels.size(), 31u);
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 12 + 6);  // and the split-K twins of f32 and i32
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 12);
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
+    EXPECT_GE(counts[static_cast<int>(KernelGroup::Batched)], 3);
+    for (auto s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul})
+        EXPECT_NE(find_kernel(KernelOperation::Gemm, KernelVariant::Batched, DType::F32, s), nullptr);
+}
+
+TEST(KernelRegistry, FindsByNameAndByKind) {
+    const KernelInfo* k = find_kernel("tropical_gemm_f32_maxplus");
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->group, KernelGroup::Gemm);
+    EXPECT_EQ(k->operation, KernelOperation::Gemm);
+    EXPECT_EQ(k->variant, KernelVariant::Tiled);
+    EXPECT_EQ(k->dtype, DType::F32);
+    EXPECT_EQ(k->semiring, Semiring::MaxPlus);
+    EXPECT_EQ(find_kernel(KernelOperation::Gemm, KernelVariant::Tiled, DType::F32, Semiring::MaxPlus), k);
+    const KernelInfo* split = find_kernel("tropical_splitk_i32_minplus");
+    ASSERT_NE(split, nullptr);
+    EXPECT_EQ(split->group, KernelGroup::Gemm);
+    EXPECT_EQ(split->variant, KernelVariant::SplitK);
+    EXPECT_EQ(split->dtype, DType::I32);
+    EXPECT_EQ(find_kernel(KernelOperation::Gemm, KernelVariant::SplitK, DType::I32, Semiring::MinPlus), split);
+    const KernelInfo* small = find_kernel("tropical_small_f64_maxmul");
+    ASSERT_NE(small, nullptr);
+    EXPECT_EQ(small->group, KernelGroup::Batched);
+    EXPECT_EQ(small->variant, KernelVariant::Small);
+    // Backward kernels take the semiring at launch: any semiring finds them.
+    const KernelInfo* grad_b = find_kernel("tropical_backward_b_f64");
+    ASSERT_NE(grad_b, nullptr);
+    EXPECT_FALSE(grad_b->semiring.has_value());
+    for (auto s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul})
+        EXPECT_EQ(find_kernel(KernelOperation::BackwardB, KernelVariant::Scatter, DType::F64, s), grad_b);
+    EXPECT_EQ(find_kernel("tropical_splitk_f64_maxplus"), nullptr);
+    EXPECT_EQ(find_kernel("no_such_kernel"), nullptr);
+    EXPECT_EQ(find_kernel(KernelOperation::BackwardA, KernelVariant::Scatter, DType::I32, Semiring::MaxPlus), nullptr);
+    EXPECT_EQ(find_kernel(KernelOperation::Gemm, KernelVariant::SplitK, DType::F64, Semiring::MaxPlus), nullptr);
+    EXPECT_EQ(find_kernel(static_cast<KernelOperation>(9), KernelVariant::Tiled, DType::F32, Semiring::MaxPlus), nullptr);
+}
+
+TEST(KernelRegistry, WordsOfEveryKind) {
+    EXPECT_EQ(to_string(KernelOperation::GemmArgmax), "gemm_argmax");
+    EXPECT_EQ(to_string(KernelVariant::SplitK), "splitk");
+    EXPECT_EQ(to_string(KernelVariant::Scatter), "scatter");
+    EXPECT_EQ(to_string(KernelGroup::Batched), "batched");
+}
+
+TEST(KernelSource, DeviceCodeIncludesNothingAndNamesItsFiles) {
+    const std::string_view code = device_source();
+    EXPECT_FALSE(code.empty());
+    for (std::size_t at = 0; (at = code.find("#include", at)) != std::string_view::npos; ++at)
+        EXPECT_TRUE(at > 0 && code[at - 1] != '\n') << "the device code must include no headers";
+    for (const char* piece : {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh",
+                              "kernels/main_loop.cuh", "kernels/small.cuh", "kernels/backward.cuh", "kernels/entry.cuh"})
+        EXPECT_THAT(std::string(code), HasSubstr(std::string("#line 1 \"") + piece + "\"\n"));
+}
+
+TEST(KernelSource, EveryKernelIsTheDeviceCodeAndAnEntryPointFromItsRow) {
+    for (const auto& kernel : kernel_registry()) {
+        const CatalogueRow& row = row_of(kernel);
+        const std::string unit = kernel_source(kernel);
+        EXPECT_TRUE(unit.starts_with(device_source())) << kernel.name;
+        EXPECT_THAT(unit, HasSubstr(fmt::format(" {}(const Tg", kernel.name))) << kernel.name;
+        EXPECT_THAT(unit, HasSubstr(fmt::format("__launch_bounds__({}", row.threads))) << kernel.name;
+        if (kernel.variant != KernelVariant::Scatter) {
+            EXPECT_GT(row.tile.bm, 0) << kernel.name;
+            EXPECT_GT(row.tile.bn, 0) << kernel.name;
+            EXPECT_EQ(row.threads, (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn)) << kernel.name;
+        }
+    }
+}
+
+TEST(KernelSource, EntryPointsSayTheirRowInTheDeviceCodesWords) {
+    EXPECT_EQ(entry_point(row_of(*find_kernel("tropical_gemm_f32_maxplus")), "tropical_gemm_f32_maxplus"),
+              "#line 1 \"kernels/catalogue.def: tropical_gemm_f32_maxplus\"\n"
+              "extern \"C\" __global__ void __launch_bounds__(256, 2) tropical_gemm_f32_maxplus(const TgGemmParams p) {\n"
+              "    tg::product<tg::Tiled, false, tg::MaxPlus, float, tg::Tile<128, 128, 8, 8, 8, 8>, 256>(p);\n}\n");
+    EXPECT_THAT(entry_point(row_of(*find_kernel("tropical_gemm_argmax_i64_minplus")), "x"),
+                HasSubstr("__launch_bounds__(256) x(const TgGemmParams p) {\n    tg::product<tg::Tiled, true, "
+                          "tg::MinPlus, long long, tg::Tile<64, 64, 8, 4, 4, 8>, 256>(p);"));
+    EXPECT_THAT(entry_point(row_of(*find_kernel("tropical_backward_b_f32")), "y"),
+                HasSubstr("__launch_bounds__(1024) y(const TgBackwardParams p) {\n    tg::scatter<float, false>(p);"));
+}
+
+// A row whose threads do not fit its tile does not compile: the entry point's static_assert names
+// the mismatch (checked with the real NVRTC, which needs no GPU).
+TEST(KernelSource, AnEntryPointWhoseThreadsDoNotFitItsTileFailsToCompile) {
+    CatalogueRow row = row_of(*find_kernel("tropical_batched_f32_maxplus"));
+    row.threads = 128;  // the 64 x 64 tile with 8 x 8 per thread has 64
+    const std::string unit = std::string(device_source()) + "\n" + entry_point(row, "mismatched");
+    const auto compiler = make_nvrtc_compiler();
+    try {
+        compiler->compile("mismatched", unit, compile_options(90, false));
+        FAIL() << "a row whose threads do not fit its tile compiled";
+    } catch (const CompileError& e) {
+        EXPECT_THAT(e.log(), HasSubstr("the row's threads must be its tile's"));
+    }
+}
