@@ -31,6 +31,10 @@ struct CacheSettings {
 // The settings the library uses when nothing else is said, read from the environment.
 TROPICAL_GEMM_EXPORT CacheSettings cache_settings_from_environment();
 
+// Why cache_settings_from_environment() leaves the disk cache off, in words that name the variable
+// ("TROPICAL_GEMM_CACHE=off"); empty where it does not.
+TROPICAL_GEMM_EXPORT std::string cache_disabled_reason();
+
 // The folder inside `root` that holds entries of this library's cache format (root/v1).
 TROPICAL_GEMM_EXPORT std::filesystem::path cache_format_directory(const std::filesystem::path& root);
 
