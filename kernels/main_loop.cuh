@@ -10,23 +10,25 @@ namespace tg {
 // owns TM x TN results; its rows (and columns) come in groups of VEC adjacent elements, GROUP_M
 // (GROUP_N) apart, read with 128-bit shared loads that fall in distinct banks.
 
+// A thread's N values of one k row of a staged tile: groups of VEC adjacent elements, GROUP apart,
+// each group one 128-bit shared load.
+template <class T, int N, int GROUP>
+__device__ __forceinline__ void load_fragment(T (&f)[N], const T* row) {
+    constexpr int VEC = 16 / sizeof(T);
+#pragma unroll
+    for (int g = 0; g < N / VEC; ++g) {
+        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(row + g * GROUP);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) f[g * VEC + e] = v.v[e];
+    }
+}
+
 // One k step of the register tile: acc[i][j] = acc[i][j] (+) A[row_i, k] (x) B[k, col_j].
 template <class R, class T, int TM, int TN, int GROUP_M, int GROUP_N, bool ARGMAX, bool ORDERED = false>
 __device__ __forceinline__ void k_step(T (&acc)[TM][TN], int (&arg)[TM][TN], const T* a_row, const T* b_row, int k) {
-    constexpr int VEC = 16 / sizeof(T);
     T fa[TM], fb[TN];
-#pragma unroll
-    for (int g = 0; g < TM / VEC; ++g) {
-        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(a_row + g * GROUP_M);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) fa[g * VEC + e] = v.v[e];
-    }
-#pragma unroll
-    for (int g = 0; g < TN / VEC; ++g) {
-        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(b_row + g * GROUP_N);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) fb[g * VEC + e] = v.v[e];
-    }
+    load_fragment<T, TM, GROUP_M>(fa, a_row);
+    load_fragment<T, TN, GROUP_N>(fb, b_row);
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -56,20 +58,9 @@ __device__ __forceinline__ void k_step(T (&acc)[TM][TN], int (&arg)[TM][TN], con
 // (+) (so that the tracking costs nothing per term).
 template <class R, class T, int TM, int TN, int GROUP_M, int GROUP_N, bool FIRST>
 __device__ __forceinline__ void k_step_slice(T (&sacc)[TM][TN], const T* a_row, const T* b_row) {
-    constexpr int VEC = 16 / sizeof(T);
     T fa[TM], fb[TN];
-#pragma unroll
-    for (int g = 0; g < TM / VEC; ++g) {
-        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(a_row + g * GROUP_M);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) fa[g * VEC + e] = v.v[e];
-    }
-#pragma unroll
-    for (int g = 0; g < TN / VEC; ++g) {
-        const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(b_row + g * GROUP_N);
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) fb[g * VEC + e] = v.v[e];
-    }
+    load_fragment<T, TM, GROUP_M>(fa, a_row);
+    load_fragment<T, TN, GROUP_N>(fb, b_row);
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll

@@ -130,19 +130,20 @@ ValidatedRequest validate(const Request& q) {
         if (q.operation == Operation::GemmArgmax) check_operand(use("argmax", q.argmax, index, true), s.m, s.n, q.batch);
         break;
     case Operation::BackwardA:
-        s = {q.grad.rows, q.c.cols, q.grad.cols};
-        check_operand(use("grad_A", q.grad, t, true), s.m, s.k, q.batch);
+    case Operation::BackwardB: {
+        // grad_C is M x N; the gradient is M x K (of A) or K x N (of B); the other operand is read
+        // for MaxMul only.
+        const bool of_a = q.operation == Operation::BackwardA;
+        s = of_a ? Shape{q.grad.rows, q.c.cols, q.grad.cols} : Shape{q.c.rows, q.grad.cols, q.grad.rows};
+        check_operand(use(of_a ? "grad_A" : "grad_B", q.grad, t, true), of_a ? s.m : s.k, of_a ? s.k : s.n, q.batch);
         check_operand(use("grad_C", q.c, t, false), s.m, s.n, q.batch);
         check_operand(use("argmax", q.argmax, index, false), s.m, s.n, q.batch);
-        if (q.semiring == Semiring::MaxMul) check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
+        if (q.semiring == Semiring::MaxMul) {
+            if (of_a) check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
+            else check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
+        }
         break;
-    case Operation::BackwardB:
-        s = {q.c.rows, q.grad.cols, q.grad.rows};
-        check_operand(use("grad_B", q.grad, t, true), s.k, s.n, q.batch);
-        check_operand(use("grad_C", q.c, t, false), s.m, s.n, q.batch);
-        check_operand(use("argmax", q.argmax, index, false), s.m, s.n, q.batch);
-        if (q.semiring == Semiring::MaxMul) check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
-        break;
+    }
     default: invalid(fmt::format("unknown operation ({})", static_cast<int>(q.operation)));
     }
     if (s.m < 0 || s.n < 0 || s.k < 0) invalid(fmt::format("sizes must be 0 or more; got M={}, N={}, K={}", s.m, s.n, s.k));

@@ -162,36 +162,38 @@ void gemm_argmax(Semiring s, HostView<const T> a, HostView<const T> b, HostView<
     }
 }
 
+// The gradient of A (of_a: grad is M x K, other is B, K x N) or of B (grad is K x N, other is A,
+// M x K): grad += the route of grad_c (M x N) through argmax; other is read for MaxMul only.
+template <class T>
+void backward(Semiring s, bool of_a, HostView<const T> grad_c, HostView<const std::int32_t> argmax,
+              HostView<const T> other, HostView<T> grad) {
+    const std::int64_t m = grad_c.rows, n = grad_c.cols, k_count = of_a ? other.rows : other.cols;
+    detail::require(argmax.rows == m && argmax.cols == n, "reference: argmax must be M x N");
+    detail::require(of_a ? other.cols == n : other.rows == m, of_a ? "reference: B must be K x N" : "reference: A must be M x K");
+    detail::require(of_a ? grad.rows == m && grad.cols == k_count : grad.rows == k_count && grad.cols == n,
+                    of_a ? "reference: grad_A must be M x K" : "reference: grad_B must be K x N");
+    for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+            const std::int64_t k = argmax(i, j);
+            if (k < 0 || k >= k_count) continue;
+            const T factor = s == Semiring::MaxMul ? (of_a ? other(k, j) : other(i, k)) : T(1);
+            (of_a ? grad(i, k) : grad(k, j)) += grad_c(i, j) * factor;
+        }
+    }
+}
+
 // grad_a (M x K) += the route of grad_c (M x N) through argmax; b is K x N.
 template <class T>
 void backward_a(Semiring s, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> b,
                 HostView<T> grad_a) {
-    detail::require(argmax.rows == grad_c.rows && argmax.cols == grad_c.cols, "reference: argmax must be M x N");
-    detail::require(b.cols == grad_c.cols, "reference: B must be K x N");
-    detail::require(grad_a.rows == grad_c.rows && grad_a.cols == b.rows, "reference: grad_A must be M x K");
-    for (std::int64_t i = 0; i < grad_c.rows; ++i) {
-        for (std::int64_t j = 0; j < grad_c.cols; ++j) {
-            const std::int64_t k = argmax(i, j);
-            if (k < 0 || k >= b.rows) continue;
-            grad_a(i, k) += grad_c(i, j) * (s == Semiring::MaxMul ? b(k, j) : T(1));
-        }
-    }
+    backward<T>(s, true, grad_c, argmax, b, grad_a);
 }
 
 // grad_b (K x N) += the route of grad_c (M x N) through argmax; a is M x K.
 template <class T>
 void backward_b(Semiring s, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> a,
                 HostView<T> grad_b) {
-    detail::require(argmax.rows == grad_c.rows && argmax.cols == grad_c.cols, "reference: argmax must be M x N");
-    detail::require(a.rows == grad_c.rows, "reference: A must be M x K");
-    detail::require(grad_b.rows == a.cols && grad_b.cols == grad_c.cols, "reference: grad_B must be K x N");
-    for (std::int64_t i = 0; i < grad_c.rows; ++i) {
-        for (std::int64_t j = 0; j < grad_c.cols; ++j) {
-            const std::int64_t k = argmax(i, j);
-            if (k < 0 || k >= a.cols) continue;
-            grad_b(k, j) += grad_c(i, j) * (s == Semiring::MaxMul ? a(i, k) : T(1));
-        }
-    }
+    backward<T>(s, false, grad_c, argmax, a, grad_b);
 }
 
 }  // namespace tropical::reference

@@ -1,0 +1,115 @@
+#pragma once
+// The type parameters and the random inputs of the GPU correctness tests. Every test draws from a
+// fresh seed (std::random_device), shown on failure through SCOPED_TRACE; TROPICAL_TEST_SEED=<seed>
+// replays it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <type_traits>
+
+#include "reference/reference.hpp"
+#include <tropical/types.hpp>
+
+namespace tropical::testing {
+
+// ---------------------------------------------------------------------------------------------
+// Type parameters: one semiring and one element type.
+
+template <class S, class T>
+struct Case {
+    using Ring = S;
+    using Elem = T;
+};
+
+using AllCases = ::testing::Types<Case<MaxPlus, float>, Case<MinPlus, float>, Case<MaxMul, float>,        //
+                                  Case<MaxPlus, double>, Case<MinPlus, double>, Case<MaxMul, double>,     //
+                                  Case<MaxPlus, std::int32_t>, Case<MinPlus, std::int32_t>,               //
+                                  Case<MaxMul, std::int32_t>, Case<MaxPlus, std::int64_t>,                //
+                                  Case<MinPlus, std::int64_t>, Case<MaxMul, std::int64_t>>;
+using FloatCases = ::testing::Types<Case<MaxPlus, float>, Case<MinPlus, float>, Case<MaxMul, float>,
+                                    Case<MaxPlus, double>, Case<MinPlus, double>, Case<MaxMul, double>>;
+
+// "f32_maxplus", for the names of typed tests.
+struct CaseName {
+    template <class C>
+    static std::string GetName(int) {
+        return std::string(to_string(dtype_of<typename C::Elem>())) + "_" + std::string(to_string(C::Ring::value));
+    }
+};
+
+// 0..11, so that each type parameter can walk the layouts from a different starting point.
+template <class C>
+constexpr int case_index() {
+    const int t = static_cast<int>(dtype_of<typename C::Elem>());
+    const int s = static_cast<int>(C::Ring::value);
+    return t * 3 + s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Randomness.
+
+inline std::uint64_t test_seed() {
+    if (const char* s = std::getenv("TROPICAL_TEST_SEED"); s && *s) return std::strtoull(s, nullptr, 0);
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+class Rng {
+public:
+    explicit Rng(std::uint64_t seed) : seed_(seed), engine_(seed) {}
+    std::uint64_t seed() const { return seed_; }
+    // Uniform in [lo, hi].
+    std::int64_t integer(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(engine_); }
+    double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(engine_); }
+    bool chance(double p) { return std::bernoulli_distribution(p)(engine_); }
+
+private:
+    std::uint64_t seed_;
+    std::mt19937_64 engine_;
+};
+
+inline std::string seed_message(std::uint64_t seed) {
+    return "random seed " + std::to_string(seed) + " (replay with TROPICAL_TEST_SEED=" + std::to_string(seed) + ")";
+}
+
+}  // namespace tropical::testing
+
+// Declares `Rng name` with a fresh seed, reported by every failure in the enclosing scope.
+#define TROPICAL_TEST_RNG(name)                                              \
+    ::tropical::testing::Rng name(::tropical::testing::test_seed());         \
+    SCOPED_TRACE(::tropical::testing::seed_message(name.seed()))
+
+namespace tropical::testing {
+
+// What random values look like.
+enum class Values {
+    Typical,  // floats uniform in [-10, 10] ([0, 10] for MaxMul); integers mostly small, some across
+              // the documented range and at its ends; now and then the semiring's zero
+    Ties,     // {0, 1, 2} and now and then the zero: many exact ties, for the argmax rule
+};
+
+template <class T>
+T random_value(Rng& rng, Semiring s, Values values) {
+    const T zero = reference::zero<T>(s);
+    if (values == Values::Ties) {
+        if (rng.chance(0.1)) return zero;
+        return static_cast<T>(rng.integer(0, 2));
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+        if (rng.chance(0.02)) return zero;
+        return static_cast<T>(rng.real(s == Semiring::MaxMul ? 0.0 : -10.0, 10.0));
+    } else {
+        const T lo = reference::FiniteRange<T>::lowest(s);
+        const T hi = reference::FiniteRange<T>::highest(s);
+        const double u = rng.real(0.0, 1.0);
+        if (u < 0.02) return zero;
+        if (u < 0.03) return rng.chance(0.5) ? lo : hi;
+        if (u < 0.15) return static_cast<T>(rng.integer(lo, hi));
+        return static_cast<T>(rng.integer(s == Semiring::MaxMul ? 0 : -100, 100));
+    }
+}
+
+}  // namespace tropical::testing
