@@ -79,10 +79,24 @@ ProbeResult run_probe(const std::string& set, const std::map<std::string, std::s
     return result;
 }
 
-fs::path fresh_dir() {
-    std::string pattern = (fs::temp_directory_path() / "tropical-startup-XXXXXX").string();
-    return ::mkdtemp(pattern.data());
-}
+// A fresh, empty cache folder, removed with what a probe put there however the case ends.
+class FreshDir {
+public:
+    FreshDir() {
+        std::string pattern = (fs::temp_directory_path() / "tropical-startup-XXXXXX").string();
+        path_ = ::mkdtemp(pattern.data());
+    }
+    ~FreshDir() {
+        std::error_code ignored;
+        fs::remove_all(path_, ignored);
+    }
+    FreshDir(const FreshDir&) = delete;
+    FreshDir& operator=(const FreshDir&) = delete;
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
 
 void report(benchmark::State& state, const std::vector<ProbeResult>& runs) {
     double context = 0, wall = 0;
@@ -95,9 +109,9 @@ void report(benchmark::State& state, const std::vector<ProbeResult>& runs) {
 void cold(benchmark::State& state, std::string set) {
     std::vector<ProbeResult> runs;
     for (auto _ : state) {
-        const fs::path dir = fresh_dir();
-        const auto r = run_probe(set, {{"TROPICAL_GEMM_CACHE_DIR", dir.string()}, {"CUDA_CACHE_DISABLE", "1"}});
-        fs::remove_all(dir);
+        const FreshDir dir;
+        const auto r =
+            run_probe(set, {{"TROPICAL_GEMM_CACHE_DIR", dir.path().string()}, {"CUDA_CACHE_DISABLE", "1"}});
         if (!r.ok) {
             state.SkipWithError(("probe failed: " + r.output).c_str());
             break;
@@ -110,8 +124,8 @@ void cold(benchmark::State& state, std::string set) {
 
 // warm/<set>: new processes over a cache filled by an earlier one.
 void warm(benchmark::State& state, std::string set, bool driver_cache_off) {
-    const fs::path dir = fresh_dir();
-    std::map<std::string, std::string> env = {{"TROPICAL_GEMM_CACHE_DIR", dir.string()}};
+    const FreshDir dir;
+    std::map<std::string, std::string> env = {{"TROPICAL_GEMM_CACHE_DIR", dir.path().string()}};
     if (driver_cache_off) env.emplace("CUDA_CACHE_DISABLE", std::string(1, '1'));
     if (!run_probe(set, env).ok) {
         state.SkipWithError("the probe could not fill the cache");
@@ -129,7 +143,6 @@ void warm(benchmark::State& state, std::string set, bool driver_cache_off) {
         state.SetIterationTime(r.work_s);
         runs.push_back(r);
     }
-    fs::remove_all(dir);
     if (!runs.empty()) report(state, runs);
 }
 
@@ -178,9 +191,5 @@ int main(int argc, char** argv) {
             ->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
     }
     benchmark::RegisterBenchmark("hot/f32_maxplus_64", hot)->UseManualTime()->Iterations(2000)->Unit(benchmark::kMicrosecond);
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return tropical::bench::run_or_skip(argc, argv);
 }

@@ -275,10 +275,6 @@ void take_limits(int& argc, char** argv) {
 int main(int argc, char** argv) {
     take_limits(argc, argv);
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     for (const auto& [name, value] : g_limits) benchmark::AddCustomContext("limit_" + name, fmt::format("{}", value));
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return run_or_skip(argc, argv);
 }

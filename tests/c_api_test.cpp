@@ -81,7 +81,7 @@ TEST(CApi, IntegerBackwardIsUnsupported) {
 TEST(CApi, ArgmaxWithAccumulateIsUnsupported) {
     const tropical_matrix a = row_major(0, 4, 3), b = row_major(1, 3, 5), c = row_major(2, 4, 5),
                           index = row_major(3, 4, 5);
-    const tropical_options options{nullptr, 1};
+    const tropical_options options{nullptr, 1, 0};
     EXPECT_EQ(tropical_gemm_argmax(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, &index, 1, &options), TROPICAL_UNSUPPORTED);
     EXPECT_THAT(last_message(), HasSubstr("cannot accumulate"));
 }

@@ -4,6 +4,11 @@
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "context/gpu_availability.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 #include <tropical/context.hpp>
@@ -52,6 +57,23 @@ inline bool gpu_available(benchmark::State& state) {
         }
         return false;
     }
+}
+
+// The end of every suite's main(): runs the benchmarks, or, where no GPU is usable (so that nothing
+// here can be measured), says why and returns TROPICAL_SKIP_EXIT_CODE, which CTest reports as a
+// skipped test. Listing the benchmarks needs no GPU.
+inline int run_or_skip(int& argc, char** argv) {
+    bool listing = false;
+    for (int i = 1; i < argc; ++i) listing = listing || std::string_view(argv[i]).starts_with("--benchmark_list_tests");
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    if (const std::string why = detail::gpu_unavailable_reason(); !listing && !why.empty()) {
+        std::fprintf(stderr, "Skipped: needs a CUDA GPU: %s\n", why.c_str());
+        return TROPICAL_SKIP_EXIT_CODE;
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
 }
 
 }  // namespace tropical::bench

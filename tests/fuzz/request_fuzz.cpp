@@ -106,7 +106,7 @@ int request(const std::uint8_t* data, std::size_t size) {
     const tropical_matrix* given[5];
     for (int i = 0; i < 5; ++i) given[i] = present >> i & 1 ? &mats[i] : nullptr;
     const std::int64_t batch = in.count();
-    const tropical_options options{nullptr, in.byte() & 1};
+    const tropical_options options{nullptr, in.byte() & 1, 0};
     const bool with_options = in.byte() & 1;
 
     const int status = tropical_fuzz_call_c_abi(operation, semiring, dtype, given[0], given[1], given[2], given[3],

@@ -1,23 +1,15 @@
 #pragma once
-// GPU tests skip, with the reason, where there is no driver or no device.
+// GPU tests skip, with the reason, where there is no driver or no device (a whole GPU test program
+// does in tests/support/gpu_main.cpp; a case in a program that runs without a GPU, here).
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include <tropical/context.hpp>
-#include <tropical/error.hpp>
+#include "context/gpu_availability.hpp"
 
 namespace tropical::testing {
 
-// Empty when a CUDA device is usable, else why not.
-inline std::string gpu_unavailable_reason() {
-    try {
-        if (CudaContext::device_count() == 0) return "no CUDA device on this machine";
-        return {};
-    } catch (const Error& e) {
-        return e.what();
-    }
-}
+using detail::gpu_unavailable_reason;
 
 }  // namespace tropical::testing
 

@@ -1,0 +1,113 @@
+// The C ABI's registry, cache and NVRTC functions and the options' device hint (tropical/c_api.h),
+// which other languages (the Python package) use instead of anything private. Needs no GPU.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "support/temp_dir.hpp"
+#include <tropical/c_api.h>
+#include <tropical/error.hpp>
+#include <tropical/kernels.hpp>
+
+namespace {
+
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string last_message() { return tropical_last_error_message(); }
+
+TEST(CApiStatus, NamesAreTheCppEnumeratorsAndEndAtNull) {
+    EXPECT_STREQ(tropical_status_name(TROPICAL_SUCCESS), "Success");
+    EXPECT_STREQ(tropical_status_name(TROPICAL_INVALID_ARGUMENT), "InvalidArgument");
+    EXPECT_STREQ(tropical_status_name(TROPICAL_INTERNAL_ERROR), "Internal");
+    int count = 0;
+    while (tropical_status_name(static_cast<tropical_status>(count))) ++count;
+    EXPECT_EQ(count, TROPICAL_INTERNAL_ERROR + 1);
+    EXPECT_EQ(tropical_status_name(static_cast<tropical_status>(-1)), nullptr);
+    EXPECT_STREQ(tropical_status_string(static_cast<tropical_status>(count)), "unknown status");
+}
+
+TEST(CApiKernels, EveryRegistryKernelInWords) {
+    const auto registry = tropical::kernel_registry();
+    ASSERT_EQ(tropical_kernel_count(), static_cast<int64_t>(registry.size()));
+    for (const auto& k : registry) {
+        tropical_kernel_info info{};
+        ASSERT_EQ(tropical_kernel_info_at(static_cast<int64_t>(k.index), &info), TROPICAL_SUCCESS) << last_message();
+        EXPECT_EQ(info.name, k.name);
+        EXPECT_EQ(info.group, to_string(k.group));
+        EXPECT_EQ(info.operation, to_string(k.operation));
+        EXPECT_EQ(info.variant, to_string(k.variant));
+        EXPECT_EQ(info.dtype, to_string(k.dtype));
+        EXPECT_EQ(std::string(info.semiring), k.semiring ? std::string(to_string(*k.semiring)) : "any");
+    }
+}
+
+TEST(CApiKernels, BadIndexOrNullIsAnInvalidArgument) {
+    tropical_kernel_info info{};
+    EXPECT_EQ(tropical_kernel_info_at(-1, &info), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("there is no kernel -1"));
+    EXPECT_EQ(tropical_kernel_info_at(tropical_kernel_count(), &info), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_EQ(tropical_kernel_info_at(0, nullptr), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("info is NULL"));
+}
+
+TEST(CApiCache, DirectoryFromTheEnvironmentAndTooSmallBuffers) {
+    tropical::testing::TempDir dir;
+    ::setenv("TROPICAL_GEMM_CACHE_DIR", dir.path().c_str(), 1);
+    char path[4096];
+    int32_t enabled = -1;
+    ASSERT_EQ(tropical_cache_directory(path, sizeof path, &enabled), TROPICAL_SUCCESS) << last_message();
+    EXPECT_EQ(std::string(path), dir.path().string());
+    EXPECT_EQ(enabled, 1);
+    char small[4];
+    EXPECT_EQ(tropical_cache_directory(small, sizeof small, &enabled), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("are needed"));
+    ::unsetenv("TROPICAL_GEMM_CACHE_DIR");
+}
+
+TEST(CApiCache, WarmingAnUnknownKernelNamesIt) {
+    tropical_warm_result result{};
+    EXPECT_EQ(tropical_warm_kernel("tropical_gemm_f16_maxplus", 90, &result), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("no kernel named 'tropical_gemm_f16_maxplus'"));
+    EXPECT_EQ(tropical_warm_kernel(nullptr, 90, &result), TROPICAL_INVALID_ARGUMENT);
+}
+
+TEST(CApiNvrtc, FallbacksComeAfterTheLibrarysOwnPlacesOnce) {
+    ::unsetenv("TROPICAL_GEMM_NVRTC");
+    ASSERT_EQ(tropical_add_nvrtc_fallback("/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13"), TROPICAL_SUCCESS);
+    ASSERT_EQ(tropical_add_nvrtc_fallback("/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13"), TROPICAL_SUCCESS);
+    char text[8192];
+    ASSERT_EQ(tropical_nvrtc_search_path(text, sizeof text), TROPICAL_SUCCESS) << last_message();
+    const std::string search = text;
+    EXPECT_THAT(search, StartsWith("libnvrtc.so.13\nlibnvrtc.so.12\n"));
+    EXPECT_THAT(search, HasSubstr("/usr/local/cuda/lib64/libnvrtc.so\n/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13\n"));
+    EXPECT_THAT(search, EndsWith("/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13\n"));
+    // An explicit choice is the only place looked at.
+    ::setenv("TROPICAL_GEMM_NVRTC", "/x/libnvrtc.so", 1);
+    ASSERT_EQ(tropical_nvrtc_search_path(text, sizeof text), TROPICAL_SUCCESS);
+    EXPECT_STREQ(text, "/x/libnvrtc.so\n");
+    ::unsetenv("TROPICAL_GEMM_NVRTC");
+    EXPECT_EQ(tropical_add_nvrtc_fallback(""), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_EQ(tropical_add_nvrtc_fallback(nullptr), TROPICAL_INVALID_ARGUMENT);
+}
+
+// A negative device hint is refused before anything is looked up; a hint names the device of the
+// operands, so a valid request with one never asks the driver about the pointers.
+TEST(CApiOptions, DeviceHintIsCheckedAndSpelledPlusOne) {
+    static_assert(TROPICAL_DEVICE_HINT(0) == 1 && TROPICAL_DEVICE_HINT(3) == 4);
+    const tropical_matrix a{reinterpret_cast<const void*>(uintptr_t{1} << 40), 4, 3, 3, TROPICAL_ROW_MAJOR, 0};
+    const tropical_matrix b{reinterpret_cast<const void*>(uintptr_t{2} << 40), 3, 5, 5, TROPICAL_ROW_MAJOR, 0};
+    const tropical_matrix c{reinterpret_cast<const void*>(uintptr_t{3} << 40), 4, 5, 5, TROPICAL_ROW_MAJOR, 0};
+    const tropical_options bad{nullptr, 0, -2};
+    EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, 1, &bad), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("device_hint is -2"));
+    // An empty batch needs no device, hint or not.
+    const tropical_options hinted{nullptr, 0, TROPICAL_DEVICE_HINT(0)};
+    EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, 0, &hinted), TROPICAL_SUCCESS) << last_message();
+}
+
+}  // namespace
