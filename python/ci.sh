@@ -7,7 +7,8 @@
 # machine like CI's, `pip install torch` took 67 s, downloading 2.8 GB (torch 540 MB, cuDNN 520 MB,
 # cuBLAS 400 MB, ...) and installing 5.4 GB. That is within CI's budget, so CI installs it. Should
 # it fail anyway (network, disk), the package is installed without it and the tests that need no
-# PyTorch still run (import, the NumPy CPU reference, NVRTC search, cache warm-up, errors there).
+# PyTorch still run (import, the NumPy CPU reference, the C ABI's statuses and descriptors, NVRTC
+# and its fallbacks, the registry and cache warm-up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${TROPICAL_GEMM_VENV:-${TMPDIR:-/tmp}/tropical-gemm-venv}

@@ -1,6 +1,7 @@
-"""The CUDA path: against the CPU path for every op, dtype and semiring; layouts without copies;
-gradcheck; torch.compile(fullgraph=True); opcheck; PyTorch's current stream, two streams at once,
-no synchronisation; NVRTC from PyTorch's wheel. Skipped without a CUDA device."""
+"""The CUDA path (the library's C ABI with a device hint): against the CPU path for every op, dtype
+and semiring; layouts without copies; gradcheck; torch.compile(fullgraph=True); opcheck; PyTorch's
+current stream and the device hint in every call, two streams at once, no synchronisation; a wrong
+device hint; NVRTC from PyTorch's wheel. Skipped without a CUDA device."""
 
 from __future__ import annotations
 
@@ -96,19 +97,19 @@ def test_layouts_match_cpu(semiring):
 
 def test_no_copies_for_strided_inputs(monkeypatch):
     # Transposed, sliced and expanded operands reach the kernels as they are: .contiguous() is never called.
-    from tropical_gemm import ops
+    from tropical_gemm import _impl
 
     a = torch.randn(64, 48, device="cuda")
     b = torch.randn(48, 32, device="cuda")
     calls = []
-    real = ops._gpu_matrix
+    real = _impl._gpu_matrix
 
     def spy(t, batched):
         desc, used = real(t, batched)
         calls.append(used.data_ptr() == t.data_ptr())
         return desc, used
 
-    monkeypatch.setattr(ops, "_gpu_matrix", spy)
+    monkeypatch.setattr(_impl, "_gpu_matrix", spy)
     T.gemm(a.t().contiguous().t(), b.t().contiguous().t())
     T.gemm(torch.randn(64, 100, device="cuda")[:, 10:58], b)
     T.bgemm(a.expand(3, 64, 48), b.unsqueeze(0))
@@ -263,31 +264,85 @@ def test_errors_from_the_library_carry_its_message():
     # C ABI's own check: it answers Unsupported with its message.
     from tropical_gemm import _native
 
-    opts = _native.OPTIONS.pack(torch.cuda.current_stream().cuda_stream, 0)
     x = torch.zeros(4, 4, dtype=torch.int32, device="cuda")
     d = _native.MATRIX.pack(x.data_ptr(), 4, 4, 4, 0, 16)
+    opts = _native.OPTIONS.pack(torch.cuda.current_stream().cuda_stream, 0, x.device.index + 1)
     status = _native.lib.tropical_gemm_backward_a(0, 2, d, d, None, d, 1, opts)
     err = _native.library_error(status)
     assert isinstance(err, tg.UnsupportedError) and "backward is implemented for f32 and f64" in str(err)
 
 
+def test_ops_pass_the_current_stream_and_the_device_hint(monkeypatch):
+    # Every C ABI call of the ops carries PyTorch's current stream and device_hint = index + 1;
+    # autograd runs the backward ops on the stream of their forward.
+    from tropical_gemm import _impl, _native
+
+    seen = []
+    for name in ("_gemm_c", "_gemm_argmax_c", "_backward_a_c", "_backward_b_c"):
+        def spy(*args, real=getattr(_impl, name), name=name):
+            seen.append((name, _native.OPTIONS.unpack(args[-1])))
+            return real(*args)
+
+        monkeypatch.setattr(_impl, name, spy)
+    a = torch.rand(32, 16, device="cuda", dtype=torch.float64, requires_grad=True)  # MaxMul: non-negative
+    b = torch.rand(16, 8, device="cuda", dtype=torch.float64, requires_grad=True)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        c = tg.matmul(a, b, "maxmul")  # gemm_argmax, for the gradient
+        d = T.bgemm(a.detach().unsqueeze(0), b.detach().unsqueeze(0))
+        c.sum().backward()
+    side.synchronize()
+    want = (side.cuda_stream, 0, a.device.index + 1)
+    assert {n for n, _ in seen} == {"_gemm_c", "_gemm_argmax_c", "_backward_a_c", "_backward_b_c"}
+    assert all(options == want for _, options in seen), seen
+    same(d[0], T.gemm(a.detach().cpu(), b.detach().cpu()))
+
+
+def test_a_wrong_device_hint_is_a_clear_error(monkeypatch):
+    # A hint naming a device that does not exist (the count + 1 is TROPICAL_DEVICE_HINT(count)).
+    from tropical_gemm import _impl, _native
+
+    count = torch.cuda.device_count()
+    a, b = torch.ones(8, 4, device="cuda"), torch.ones(4, 8, device="cuda")
+    c = torch.empty(8, 8, device="cuda")
+    m = _native.MATRIX.pack
+    opts = _native.OPTIONS.pack(torch.cuda.current_stream().cuda_stream, 0, count + 1)
+    status = _native.lib.tropical_gemm(0, 0, m(a.data_ptr(), 8, 4, 4, 0, 0), m(b.data_ptr(), 4, 8, 8, 0, 0),
+                                       m(c.data_ptr(), 8, 8, 8, 0, 0), 1, opts)
+    err = _native.library_error(status)
+    assert isinstance(err, tg.NoDeviceError) and err.status == tg.NoDeviceError.status
+    assert f"CUDA device {count} does not exist: this machine has {count}" in str(err)
+    # Through an op, as if it had packed that hint: the op's name, then the library's message.
+    real = _impl._pack_options
+    monkeypatch.setattr(_impl, "_pack_options", lambda stream, accumulate, hint: real(stream, accumulate, count + 1))
+    with pytest.raises(tg.NoDeviceError, match=f"tropical.gemm: CUDA device {count} does not exist"):
+        T.gemm(a, b)
+
+
 def test_nvrtc_from_pytorch(python, subprocess_env, tmp_path):
+    # PyTorch's NVRTC is added after the library's own places, with PyTorch's CUDA version first; a
+    # fresh cache then compiles (from the toolkit's NVRTC or, where there is none, PyTorch's).
     from tropical_gemm import _nvrtc
 
-    candidates = _nvrtc.pip_candidates()
-    if not candidates:
+    if not _nvrtc.pip_candidates():
         pytest.skip("PyTorch's NVRTC (pip's nvidia-cuda-nvrtc) is not installed here")
-    env = dict(subprocess_env, TROPICAL_GEMM_NVRTC=candidates[0], TROPICAL_GEMM_CACHE_DIR=str(tmp_path / "fresh"))
+    env = {k: v for k, v in subprocess_env.items() if k != "TROPICAL_GEMM_NVRTC"}
+    env["TROPICAL_GEMM_CACHE_DIR"] = str(tmp_path / "fresh")
     code = textwrap.dedent("""
-        import torch, tropical_gemm as tg
+        import os, torch, tropical_gemm as tg
+        from tropical_gemm import _nvrtc
         a = torch.randn(8, 8, device="cuda"); b = torch.randn(8, 8, device="cuda")
         torch.testing.assert_close(tg.matmul(a, b).cpu(), tg.matmul(a.cpu(), b.cpu()), rtol=0, atol=0)
+        added = _nvrtc.ensure()
+        assert added == _nvrtc.preferred(_nvrtc.pip_candidates(), _nvrtc.torch_cuda_major()), added
+        assert _nvrtc.search_path()[-len(added):] == added
+        assert "TROPICAL_GEMM_NVRTC" not in os.environ
         print("ok")
         """)
     r = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr
-    entries = os.listdir(tmp_path / "fresh" / "v1")
-    assert entries
+    assert os.listdir(tmp_path / "fresh" / "v1")
 
 
 def test_warm_up_for_this_gpu(tmp_path):

@@ -121,32 +121,3 @@ def test_warm_up_arguments():
         tg.warm_up(dtypes=["float16"], archs=[90])
     with pytest.raises(tg.InvalidArgumentError, match="unknown semiring"):
         tg.warm_up(semirings=["plus"], archs=[90])
-
-
-def test_gpu_call_checks_its_arguments():
-    # The packed GPU entry of the ops (tgh_gpu_run) checks what it is given before any device is
-    # touched, so these run without a GPU too.
-    from tropical_gemm import _native
-
-    x = (0x10000, 4, 4, 4, 0, 16)  # never dereferenced: every call below fails its checks first
-    none = _native.NO_MATRIX
-
-    def run(operation, semiring, dtype, device, a, b, c, argmax, grad, layout_of_c=0):
-        c = c[:4] + (layout_of_c,) + c[5:]
-        call = _native.GPU_CALL.pack(operation, semiring, dtype, device, *a, *b, *c, *argmax, *grad, 1, 0, 0, 0)
-        status = _native.host.tgh_gpu_run(call)
-        assert status != 0
-        return _native.host_error(status)
-
-    err = run(7, 0, 0, 0, x, x, x, none, none)
-    assert isinstance(err, tg.InvalidArgumentError) and "unknown operation (7)" in str(err)
-    err = run(0, 0, 9, 0, x, x, x, none, none)
-    assert isinstance(err, tg.InvalidArgumentError) and "unknown element type (9)" in str(err)
-    err = run(0, 5, 0, 0, x, x, x, none, none)
-    assert isinstance(err, tg.InvalidArgumentError) and "unknown semiring (5)" in str(err)
-    err = run(0, 0, 0, -1, x, x, x, none, none)
-    assert isinstance(err, tg.InvalidArgumentError) and "device" in str(err)
-    err = run(0, 0, 0, 0, x, x, x, none, none, layout_of_c=3)
-    assert isinstance(err, tg.InvalidArgumentError) and "C has an unknown layout (3)" in str(err)
-    err = run(_native.BACKWARD_A, 0, 2, 0, none, none, x, x, x)
-    assert isinstance(err, tg.UnsupportedError) and "f32 and f64" in str(err)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from ._native import (
     CompileError,
     CudaError,
+    InternalError,
     InvalidArgumentError,
     NoCompilerError,
     NoDeviceError,
@@ -65,4 +66,5 @@ __all__ = [
     "NoCompilerError",
     "CompileError",
     "CudaError",
+    "InternalError",
 ]

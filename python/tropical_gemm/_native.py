@@ -1,8 +1,9 @@
 """The package's native library, loaded with ctypes, and the package's exceptions.
 
-``libtropical_gemm_python.so`` holds the library and exports C symbols only: the library's C ABI
-(``tropical/c_api.h``, ``tropical_*``), which runs the GPU path, and the host helpers
-(``python/src/host_api.cpp``, ``tgh_*``): the CPU reference and the cache warm-up.
+``libtropical_gemm_python.so`` holds the library and exports C symbols only: the library's public
+C ABI (``tropical/c_api.h``, ``tropical_*``), which the package uses for everything on the GPU, the
+kernel registry, the cache and NVRTC, and the CPU reference (``python/src/host_api.cpp``,
+``tgh_*``), which reports its errors the same way.
 
 Loading it touches neither the CUDA driver nor NVRTC: the library opens those at first use, so
 ``import tropical_gemm`` works on a machine without a GPU.
@@ -17,12 +18,14 @@ import struct
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 # --- exceptions -------------------------------------------------------------------------------
+# Each class stands for the status of tropical/status.h with its name (less "Error"); the numbers
+# are read from the library below (tropical_status_name), so that there is one list of them.
 
 
 class TropicalError(RuntimeError):
     """Any failure reported by tropical-gemm; ``status`` is the C ABI's status code."""
 
-    status = 9
+    status: int | None = None  # the library's code for "Internal", set below
 
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
@@ -31,57 +34,54 @@ class TropicalError(RuntimeError):
 
 
 class InvalidArgumentError(TropicalError, ValueError):
-    """Shapes, dtypes, devices or layouts that cannot work (status 1)."""
-
-    status = 1
+    """Shapes, dtypes, devices or layouts that cannot work."""
 
 
 class UnsupportedError(TropicalError, NotImplementedError):
-    """A valid request that tropical-gemm does not implement, e.g. float16 or backward for integers (status 2)."""
-
-    status = 2
+    """A valid request that tropical-gemm does not implement, e.g. float16 or backward for integers."""
 
 
 class OutOfMemoryError(TropicalError, MemoryError):
-    status = 3
+    """Device (or host) memory ran out."""
 
 
 class NoDriverError(TropicalError):
-    """libcuda.so.1 could not be loaded (status 4)."""
-
-    status = 4
+    """libcuda.so.1 could not be loaded."""
 
 
 class NoDeviceError(TropicalError):
-    status = 5
+    """The driver loaded but there is no such (or no) CUDA device."""
 
 
 class NoCompilerError(TropicalError):
-    """NVRTC could not be loaded and a kernel had to be compiled (status 6)."""
-
-    status = 6
+    """NVRTC could not be loaded and a kernel had to be compiled."""
 
 
 class CompileError(TropicalError):
-    status = 7
+    """NVRTC rejected a kernel."""
 
 
 class CudaError(TropicalError):
-    status = 8
+    """Any other failure reported by the CUDA driver."""
 
 
-_BY_STATUS = {
-    1: InvalidArgumentError,
-    2: UnsupportedError,
-    3: OutOfMemoryError,
-    4: NoDriverError,
-    5: NoDeviceError,
-    6: NoCompilerError,
-    7: CompileError,
-    8: CudaError,
-}
+class InternalError(TropicalError):
+    """A defect of tropical-gemm: please report it with the message."""
 
-# --- the libraries ----------------------------------------------------------------------------
+
+EXCEPTIONS = (
+    InvalidArgumentError,
+    UnsupportedError,
+    OutOfMemoryError,
+    NoDriverError,
+    NoDeviceError,
+    NoCompilerError,
+    CompileError,
+    CudaError,
+    InternalError,
+)
+
+# --- the library ------------------------------------------------------------------------------
 
 LIBRARY_NAME = "libtropical_gemm_python.so"
 
@@ -98,63 +98,72 @@ def _load(name: str) -> ctypes.CDLL:
 
 
 lib = _load(LIBRARY_NAME)
-host = lib  # the helpers (tgh_*) live in the same library
 
-_i32, _i64, _p = ctypes.c_int32, ctypes.c_int64, ctypes.c_char_p
+_i32, _i64, _p, _v = ctypes.c_int32, ctypes.c_int64, ctypes.c_char_p, ctypes.c_void_p
 
-# The C ABI: descriptors travel as the bytes of packed structs (c_char_p passes a bytes object's
-# buffer without a copy), which costs one struct.pack per operand instead of a ctypes.Structure.
-for _fn, _n in (
-    (lib.tropical_gemm, 5),
-    (lib.tropical_gemm_argmax, 6),
-    (lib.tropical_gemm_backward_a, 6),
-    (lib.tropical_gemm_backward_b, 6),
-):
-    _fn.argtypes = [_i32, _i32] + [_p] * (_n - 2) + [_i64, _p]
-    _fn.restype = _i32
-lib.tropical_last_error_message.argtypes = []
-lib.tropical_last_error_message.restype = ctypes.c_char_p
 
-host.tgh_cpu_gemm.argtypes = [_i32, _i32, _p, _p, _p, _p, _i64]
-host.tgh_cpu_backward_a.argtypes = [_i32, _i32, _p, _p, _p, _p, _i64]
-host.tgh_cpu_backward_b.argtypes = [_i32, _i32, _p, _p, _p, _p, _i64]
-for _fn in (host.tgh_cpu_gemm, host.tgh_cpu_backward_a, host.tgh_cpu_backward_b):
-    _fn.restype = _i32
-host.tgh_kernel_count.argtypes = []
-host.tgh_kernel_count.restype = _i64
-host.tgh_kernel_name.argtypes = [_i64]
-host.tgh_kernel_name.restype = ctypes.c_char_p
-host.tgh_cache_directory.argtypes = [ctypes.c_char_p, _i64, ctypes.POINTER(_i32)]
-host.tgh_cache_directory.restype = _i32
-host.tgh_device_architectures.argtypes = [ctypes.POINTER(_i32), _i64, ctypes.POINTER(_i64)]
-host.tgh_device_architectures.restype = _i32
-host.tgh_warm_kernel.argtypes = [
-    ctypes.c_char_p,
-    _i32,
-    ctypes.POINTER(_i32),
-    ctypes.POINTER(_i32),
-    ctypes.POINTER(ctypes.c_double),
-]
-host.tgh_warm_kernel.restype = _i32
-host.tgh_gpu_run.argtypes = [_p]
-host.tgh_gpu_run.restype = _i32
-host.tgh_last_error.argtypes = []
-host.tgh_last_error.restype = ctypes.c_char_p
+def _declare(fn, argtypes, restype=_i32):
+    fn.argtypes, fn.restype = argtypes, restype
+
+
+# Semiring and dtype are int32, as tropical_semiring and tropical_dtype are; descriptors are
+# pointers: a bytes object holding the packed struct, a ctypes object, an address, or None (NULL).
+_declare(lib.tropical_gemm, [_i32, _i32, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_gemm_argmax, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_gemm_backward_a, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_gemm_backward_b, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_last_error_message, [], _p)
+_declare(lib.tropical_status_name, [_i32], _p)
+_declare(lib.tropical_status_string, [_i32], _p)
+
+
+class KernelInfo(ctypes.Structure):
+    """tropical_kernel_info: static strings, valid for the life of the process."""
+
+    _fields_ = [(name, _p) for name in ("name", "group", "operation", "variant", "dtype", "semiring")]
+
+
+class WarmResultC(ctypes.Structure):
+    """tropical_warm_result."""
+
+    _fields_ = [("compiled", _i32), ("ptx_for_jit", _i32), ("seconds", ctypes.c_double)]
+
+
+_declare(lib.tropical_kernel_count, [], _i64)
+_declare(lib.tropical_kernel_info_at, [_i64, ctypes.POINTER(KernelInfo)])
+_declare(lib.tropical_cache_directory, [_p, _i64, ctypes.POINTER(_i32)])
+_declare(lib.tropical_device_architectures, [ctypes.POINTER(_i32), _i64, ctypes.POINTER(_i64)])
+_declare(lib.tropical_warm_kernel, [_p, _i32, ctypes.POINTER(WarmResultC)])
+_declare(lib.tropical_nvrtc_search_path, [_p, _i64])
+_declare(lib.tropical_add_nvrtc_fallback, [_p])
+
+# The CPU reference takes its views as the bytes of packed tgh_view structs (c_char_p passes a
+# bytes object's buffer without a copy).
+for _fn in (lib.tgh_cpu_gemm, lib.tgh_cpu_backward_a, lib.tgh_cpu_backward_b):
+    _declare(_fn, [_i32, _i32, _p, _p, _p, _p, _i64])
+
+
+def undeclared(name: str):
+    """A second handle on the C function `name`, without argtypes, for the ops' hot path.
+
+    With argtypes, ctypes converts every argument through its type's from_param: measured on a
+    2-core CI machine, about 0.4 us per argument, 2.5 us for the 7 of tropical_gemm, as much as the
+    rest of a call that has nothing to compute. Without them the caller must pass exactly what C expects, since
+    nothing is checked: a Python int only for a 32-bit int (the enums), bytes or None for a
+    pointer (the bytes' buffer is passed, without a copy), a ctypes.c_int64 for an int64.
+    """
+    fn = lib._FuncPtr((name, lib))
+    fn.restype = _i32
+    return fn
+
 
 # tropical_matrix {const void* data; int64 rows, cols, ld; int32 layout; int64 batch_stride}
 MATRIX = struct.Struct("@Pqqqiq")
-# tropical_options {void* stream; int32 accumulate}, padded to its C size
-OPTIONS = struct.Struct("@Pi4x")
+# tropical_options {void* stream; int32 accumulate; int32 device_hint}
+OPTIONS = struct.Struct("@Pii")
 # tgh_view {void* data; int64 rows, cols, row_stride, col_stride, batch_stride}
 VIEW = struct.Struct("@Pqqqqq")
-
-# tgh_gpu_call {int32 operation, semiring, dtype, device; tropical_matrix a, b, c, argmax, grad;
-# int64 batch; void* stream; int32 accumulate, reserved} (python/src/host_api.cpp)
-GPU_CALL = struct.Struct("@4i" + "Pqqqiq" * 5 + "qPii")
-GEMM, GEMM_ARGMAX, BACKWARD_A, BACKWARD_B = 0, 1, 2, 3
-NO_MATRIX = (0, 0, 0, 0, 0, 0)  # an operand the operation does not use
-
-assert MATRIX.size == 48 and OPTIONS.size == 16 and VIEW.size == 48 and GPU_CALL.size == 280
+assert MATRIX.size == 48 and OPTIONS.size == 16 and VIEW.size == 48
 
 ROW_MAJOR, COL_MAJOR = 0, 1
 SEMIRINGS = {"maxplus": 0, "minplus": 1, "maxmul": 2}
@@ -166,14 +175,50 @@ SEMIRING_ALIASES = {
 }
 DTYPE_NAMES = ("float32", "float64", "int32", "int64")  # by tropical_dtype
 
+# --- status codes -----------------------------------------------------------------------------
+
+
+def status_names() -> dict[int, str]:
+    """Every status of the library by value, as tropical/status.h names it ("InvalidArgument")."""
+    names = {}
+    for value in range(256):  # the library answers NULL after its last status; 256 bounds a defect
+        name = lib.tropical_status_name(value)
+        if name is None:
+            break
+        names[value] = name.decode()
+    return names
+
+
+def _class_name(status_name: str) -> str:
+    return status_name if status_name.endswith("Error") else status_name + "Error"
+
+
+STATUS_NAMES = status_names()
+_BY_STATUS: dict[int, type] = {}
+for _value, _name in STATUS_NAMES.items():
+    _cls = next((c for c in EXCEPTIONS if c.__name__ == _class_name(_name)), None)
+    if _cls is not None:
+        _cls.status = _value
+        _BY_STATUS[_value] = _cls
+_missing = [c.__name__ for c in EXCEPTIONS if "status" not in vars(c)]
+if _missing:  # the Python files and the native library come from different builds
+    raise ImportError(
+        f"tropical_gemm: {LIBRARY_NAME} knows no status for {_missing} (it lists {sorted(STATUS_NAMES.values())}): "
+        f"the package's Python files and its native library do not match; reinstall the package with pip"
+    )
+# A bare TropicalError is the library's defect status, as InternalError is.
+TropicalError.status = InternalError.status
+
+
+def exception_for(status: int) -> type:
+    """The exception class for a status code (TropicalError for one this package does not know)."""
+    return _BY_STATUS.get(status, TropicalError)
+
 
 def library_error(status: int, where: str = "") -> TropicalError:
-    """The exception for a failed call of the library's C ABI, with its message."""
-    message = (lib.tropical_last_error_message() or b"").decode(errors="replace") or "unknown error"
-    return _BY_STATUS.get(status, TropicalError)(f"{where}{message}", status)
-
-
-def host_error(status: int, where: str = "") -> TropicalError:
-    """The exception for a failed call of the host helper library."""
-    message = (host.tgh_last_error() or b"").decode(errors="replace") or "unknown error"
-    return _BY_STATUS.get(status, TropicalError)(f"{where}{message}", status)
+    """The exception for a failed call of the library (its C ABI or the CPU reference), with its message."""
+    message = (lib.tropical_last_error_message() or b"").decode(errors="replace")
+    if not message:
+        words = lib.tropical_status_string(status)
+        message = words.decode() if words else f"unknown status {status}"
+    return exception_for(status)(f"{where}{message}", status)

@@ -1,112 +1,66 @@
-"""Finding NVRTC for the library: the CUDA toolkit's, or the one PyTorch ships (pip's nvidia-cuda-nvrtc).
+"""NVRTC for the library: its own search, and the NVRTC that PyTorch ships as a fallback.
 
 The library looks for NVRTC itself, the first time a kernel must be compiled (a warm kernel cache
-never needs it): ``$TROPICAL_GEMM_NVRTC``, then ``libnvrtc.so.13`` and ``libnvrtc.so.12`` on the
-loader's path, ``$CUDA_HOME``/``$CUDA_PATH``, ``/usr/local/cuda/lib64``. A PyTorch installed from
-PyPI brings its own NVRTC in site-packages (``nvidia/cu13/lib/libnvrtc.so.13``,
-``nvidia/cuda_nvrtc/lib/libnvrtc.so.12``), where that search does not look. Before the first GPU
-call, :func:`ensure` checks, without loading anything, whether the library's search would find
-one; if not, and PyTorch's is there, it sets ``TROPICAL_GEMM_NVRTC`` to it. A value set by the user
-is never changed.
+never needs it): ``$TROPICAL_GEMM_NVRTC`` alone where it is set; else ``libnvrtc.so.13`` and
+``libnvrtc.so.12`` on the loader's path, the toolkits under ``$CUDA_HOME``/``$CUDA_PATH``,
+``/usr/local/cuda/lib64``, then the fallbacks an application adds. A PyTorch installed from PyPI
+brings its own NVRTC in site-packages (``nvidia/cu13/lib/libnvrtc.so.13``,
+``nvidia/cuda_nvrtc/lib/libnvrtc.so.12``), where the library's own places do not reach. Before the
+first GPU call or warm-up, :func:`ensure` adds each of those (the one of PyTorch's CUDA major
+version first) as a fallback with ``tropical_add_nvrtc_fallback``: the library tries them after its
+own places, only if those fail. Nothing here loads NVRTC, searches the system, or changes the
+environment; :func:`search_path` and :func:`describe` report the library's own list.
 """
 
 from __future__ import annotations
 
+import ctypes
 import glob
+import importlib.util
 import os
 import re
-import shutil
-import subprocess
 import sys
 import threading
 
+from . import _native
+
 VARIABLE = "TROPICAL_GEMM_NVRTC"
-SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
 
 _lock = threading.Lock()
-_done = False
+done = False  # ensure() has run in this process; read on the ops' hot path, so a plain global
+_added: list[str] = []
 
 
-def _loader_cache() -> set[str]:
-    """The sonames in the dynamic loader's cache (ldconfig -p), or an empty set."""
-    ldconfig = shutil.which("ldconfig") or next(
-        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), None
-    )
-    if not ldconfig:
-        return set()
+def site_roots() -> list[str]:
+    """The folders that may hold pip's ``nvidia`` namespace package: its own locations, then sys.path."""
+    roots = []
     try:
-        out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    return set(re.findall(r"^\s*(\S+)\s", out, flags=re.MULTILINE))
-
-
-def _already_loaded() -> str | None:
-    """An NVRTC this process has loaded already (dlopen by soname returns it)."""
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.rstrip("\n").split(" ")[-1]
-                if os.path.basename(path) in SONAMES:
-                    return path
-    except OSError:
+        spec = importlib.util.find_spec("nvidia")
+        if spec is not None and spec.submodule_search_locations:
+            roots += [os.path.dirname(p) for p in spec.submodule_search_locations]
+    except (ImportError, ValueError):
         pass
-    return None
-
-
-def library_search() -> str | None:
-    """What the library's own search would load, as far as can be told without loading it; None: nothing."""
-    loaded = _already_loaded()
-    if loaded:
-        return loaded
-    dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
-    dirs += ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu"]
-    for soname in SONAMES:
-        for d in dirs:
-            if os.path.exists(os.path.join(d, soname)):
-                return os.path.join(d, soname)
-    cached = _loader_cache()
-    for soname in SONAMES:
-        if soname in cached:
-            return soname
-    for variable in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(variable)
-        if root:
-            for soname in SONAMES + ("libnvrtc.so",):
-                if os.path.exists(os.path.join(root, "lib64", soname)):
-                    return os.path.join(root, "lib64", soname)
-    if os.path.exists("/usr/local/cuda/lib64/libnvrtc.so"):
-        return "/usr/local/cuda/lib64/libnvrtc.so"
-    return None
+    return roots + [p for p in sys.path if p]
 
 
 def pip_candidates(roots: list[str] | None = None) -> list[str]:
-    """NVRTC libraries of pip's nvidia-cuda-nvrtc packages (the ones PyTorch uses), newest major first."""
-    if roots is None:
-        roots = []
-        try:
-            import importlib.util
-
-            spec = importlib.util.find_spec("nvidia")
-            if spec is not None and spec.submodule_search_locations:
-                roots += [os.path.dirname(p) for p in spec.submodule_search_locations]
-        except (ImportError, ValueError):
-            pass
-        roots += [p for p in sys.path if p]
+    """NVRTC libraries of pip's nvidia-cuda-nvrtc packages (the ones PyTorch uses) under ``roots``
+    (default :func:`site_roots`), newest major version first."""
     found: list[str] = []
-    for root in dict.fromkeys(roots):  # in order, without repeats
+    for root in dict.fromkeys(site_roots() if roots is None else roots):  # in order, without repeats
         for pattern in ("nvidia/cu*/lib/libnvrtc.so.*", "nvidia/cuda_nvrtc/lib/libnvrtc.so.*"):
             for path in sorted(glob.glob(os.path.join(root, pattern))):
                 if re.search(r"libnvrtc\.so\.\d+$", path) and path not in found:
                     found.append(path)
-
-    def major(path: str) -> int:
-        return int(path.rsplit(".", 1)[1])
-
-    return sorted(found, key=major, reverse=True)
+    return sorted(found, key=_major, reverse=True)
 
 
-def _torch_cuda_major() -> int | None:
+def _major(path: str) -> int:
+    return int(path.rsplit(".", 1)[1])
+
+
+def torch_cuda_major() -> int | None:
+    """The major version of the CUDA that PyTorch was built with, where PyTorch is imported already."""
     torch = sys.modules.get("torch")
     version = getattr(getattr(torch, "version", None), "cuda", None) if torch else None
     try:
@@ -115,43 +69,56 @@ def _torch_cuda_major() -> int | None:
         return None
 
 
-def choose(library_found: str | None, candidates: list[str], cuda_major: int | None) -> str | None:
-    """The path to put in $TROPICAL_GEMM_NVRTC, or None to leave the library's own search alone."""
-    if library_found or not candidates:
-        return None
-    if cuda_major is not None:
-        for path in candidates:
-            if path.endswith(f".so.{cuda_major}"):
-                return path
-    return candidates[0]
+def preferred(candidates: list[str], cuda_major: int | None) -> list[str]:
+    """The candidates in the order to try them: those of PyTorch's CUDA major version first (the
+    NVRTC that PyTorch itself loads), then the rest as they came (newest first)."""
+    if cuda_major is None:
+        return list(candidates)
+    suffix = f".so.{cuda_major}"
+    return [p for p in candidates if p.endswith(suffix)] + [p for p in candidates if not p.endswith(suffix)]
 
 
-def ensure() -> str | None:
-    """Sets $TROPICAL_GEMM_NVRTC to PyTorch's NVRTC where the library would otherwise find none.
+def add_fallback(path: str) -> None:
+    """Adds ``path`` (a libnvrtc.so) to the places the library tries after its own; effective only
+    before the library first loads NVRTC in this process."""
+    status = _native.lib.tropical_add_nvrtc_fallback(os.fsencode(path))
+    if status:
+        raise _native.library_error(status, f"adding {path} as an NVRTC fallback: ")
 
-    Runs once per process; returns the path it set, or None. Cheap after the first call.
-    """
-    global _done
-    if _done:
-        return None
+
+def ensure() -> list[str]:
+    """Adds PyTorch's NVRTC libraries (pip's nvidia-cuda-nvrtc) as the library's fallbacks, once
+    per process; returns the paths added (all of them on every call). Cheap after the first call."""
+    global done
+    if done:
+        return list(_added)
     with _lock:
-        if _done:
-            return None
-        chosen = None
-        if not os.environ.get(VARIABLE):
-            chosen = choose(library_search(), pip_candidates(), _torch_cuda_major())
-            if chosen:
-                os.environ[VARIABLE] = chosen
-        _done = True
-        return chosen
+        if not done:
+            for path in preferred(pip_candidates(), torch_cuda_major()):
+                add_fallback(path)
+                _added.append(path)
+            done = True
+    return list(_added)
+
+
+def search_path() -> list[str]:
+    """Where the library looks for NVRTC, in order (tropical_nvrtc_search_path); loads nothing."""
+    capacity = 4096
+    while True:
+        buffer = ctypes.create_string_buffer(capacity)
+        status = _native.lib.tropical_nvrtc_search_path(buffer, capacity)
+        if status == 0:
+            return [line for line in os.fsdecode(buffer.value).split("\n") if line]
+        if capacity >= 1 << 20:  # the library refuses for another reason than the buffer's size
+            raise _native.library_error(status, "listing where NVRTC is looked for: ")
+        capacity *= 16
 
 
 def describe() -> str:
-    """Where NVRTC would come from, for messages and tests."""
+    """Where NVRTC would come from, in words, for messages and tests: the library's search order,
+    with the fallbacks this package added marked."""
+    places = search_path()
     if os.environ.get(VARIABLE):
-        return f"${VARIABLE} = {os.environ[VARIABLE]}"
-    found = library_search()
-    if found:
-        return f"the library's own search ({found})"
-    candidates = pip_candidates()
-    return f"PyTorch's NVRTC ({candidates[0]})" if candidates else "none found"
+        return f"${VARIABLE} = {os.environ[VARIABLE]} (the library looks nowhere else)"
+    lines = [f"  {p}" + (" (PyTorch's, added by tropical_gemm)" if p in _added else "") for p in places]
+    return "the library looks for NVRTC in this order:\n" + "\n".join(lines)

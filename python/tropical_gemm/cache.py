@@ -3,19 +3,30 @@
 Kernels are compiled by NVRTC on their first use and kept in the disk cache (README, "The kernel
 cache"). :func:`warm_up` compiles them ahead of time, in parallel, for this machine's GPUs or for
 any architectures (no GPU needed then), so that later processes start without compiling. Needs no
-PyTorch.
+PyTorch. Everything here is the library's C ABI: its kernel registry (``tropical_kernel_info_at``),
+cache folder, device architectures and ``tropical_warm_kernel``.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, NamedTuple
 
 from . import _native, _nvrtc
 from ._native import InvalidArgumentError
+
+
+class Kernel(NamedTuple):
+    """One kernel of the library's registry, in the words of ``tropical_kernel_info``."""
+
+    name: str  # the entry point, e.g. "tropical_gemm_f32_maxplus"
+    group: str  # "gemm", "gemm_argmax", "batched", "backward_a", "backward_b"
+    operation: str  # "gemm", "gemm_argmax", "backward_a", "backward_b"
+    variant: str  # "tiled", "splitk", "batched", "small", "scatter"
+    dtype: str  # "f32", "f64", "i32", "i64"
+    semiring: str  # "maxplus", "minplus", "maxmul", or "any" (a kernel that takes it at launch)
 
 
 class WarmResult(NamedTuple):
@@ -26,29 +37,56 @@ class WarmResult(NamedTuple):
     seconds: float
 
 
-def kernel_names() -> list[str]:
+_registry: list[Kernel] | None = None
+
+
+def kernels() -> list[Kernel]:
     """Every kernel of the library's registry, in registry order."""
-    return [_native.host.tgh_kernel_name(i).decode() for i in range(_native.host.tgh_kernel_count())]
+    return list(_read_registry())
+
+
+def _read_registry() -> list[Kernel]:
+    """The registry, read once (it never changes in a process)."""
+    global _registry
+    if _registry is None:
+        info = _native.KernelInfo()
+        found = []
+        for i in range(_native.lib.tropical_kernel_count()):
+            status = _native.lib.tropical_kernel_info_at(i, ctypes.byref(info))
+            if status:
+                raise _native.library_error(status, f"reading kernel {i} of the registry: ")
+            found.append(Kernel(*(getattr(info, f).decode() for f in Kernel._fields)))
+        _registry = found
+    return _registry
+
+
+def kernel_names() -> list[str]:
+    """The names of every kernel of the library's registry, in registry order."""
+    return [k.name for k in _read_registry()]
 
 
 def cache_directory() -> tuple[str, bool]:
     """(the cache root the library uses, whether the disk cache is enabled), from the environment."""
-    buffer = ctypes.create_string_buffer(4096)
+    buffer = ctypes.create_string_buffer(4096)  # PATH_MAX
     enabled = ctypes.c_int32(0)
-    status = _native.host.tgh_cache_directory(buffer, len(buffer), ctypes.byref(enabled))
+    status = _native.lib.tropical_cache_directory(buffer, len(buffer), ctypes.byref(enabled))
     if status:
-        raise _native.host_error(status)
-    return buffer.value.decode(), bool(enabled.value)
+        raise _native.library_error(status, "finding the cache folder: ")
+    return os.fsdecode(buffer.value), bool(enabled.value)
 
 
 def device_architectures() -> list[int]:
     """The architecture (e.g. 90 for sm_90) of each CUDA device, by ordinal; needs the driver, not a context."""
-    out = (ctypes.c_int32 * 64)()
-    count = ctypes.c_int64(0)
-    status = _native.host.tgh_device_architectures(out, 64, ctypes.byref(count))
-    if status:
-        raise _native.host_error(status)
-    return [out[i] for i in range(min(count.value, 64))]
+    capacity = 64
+    while True:
+        out = (ctypes.c_int32 * capacity)()
+        count = ctypes.c_int64(0)
+        status = _native.lib.tropical_device_architectures(out, capacity, ctypes.byref(count))
+        if status:
+            raise _native.library_error(status)
+        if count.value <= capacity:
+            return list(out[: count.value])
+        capacity = count.value
 
 
 _DTYPE_TAGS = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64"}
@@ -62,33 +100,58 @@ def _dtype_tag(dtype) -> str:
     return tag
 
 
+def _chosen(values: Iterable, field: str, known: Iterable[str]) -> set[str]:
+    """The values of a registry field asked for, checked against those the registry has."""
+    known = sorted(set(known))
+    chosen = {str(v).lower() for v in values}
+    unknown = sorted(chosen.difference(known))
+    if unknown:
+        raise InvalidArgumentError(f"unknown {field} {unknown}: the registry's {field}s are {known}")
+    return chosen
+
+
 def select_kernels(
     kernels: Iterable[str] | None = None,
     dtypes: Iterable | None = None,
     semirings: Iterable[str] | None = None,
+    *,
+    groups: Iterable[str] | None = None,
+    variants: Iterable[str] | None = None,
 ) -> list[str]:
-    """Kernel names by name, and/or by dtype and semiring (backward kernels have no semiring and match any)."""
-    names = kernel_names()
+    """Kernel names by name, and/or by the registry's fields: ``dtypes`` (``torch.float32``,
+    ``"float32"`` or ``"f32"``), ``semirings`` (a kernel that takes its semiring at launch, such as
+    the backward ones, matches any), ``groups`` (``"gemm"``, ``"gemm_argmax"``, ``"batched"``,
+    ``"backward_a"``, ``"backward_b"``) and ``variants`` (``"tiled"``, ``"splitk"``, ...)."""
+    registry = _read_registry()
+    by_name = {k.name: k for k in registry}
     if kernels is not None:
         wanted = list(kernels)
-        unknown = [k for k in wanted if k not in names]
+        unknown = [k for k in wanted if k not in by_name]
         if unknown:
             raise InvalidArgumentError(
-                f"unknown kernels {unknown}; tropical_gemm.kernel_names() lists the {len(names)} there are"
+                f"unknown kernels {unknown}; tropical_gemm.kernel_names() lists the {len(by_name)} there are"
             )
-        names = wanted
+        chosen = [by_name[k] for k in wanted]
+    else:
+        chosen = registry
     if dtypes is not None:
         tags = {_dtype_tag(d) for d in dtypes}
-        names = [n for n in names if re.search(r"_(f32|f64|i32|i64)(_|$)", n).group(1) in tags]
+        chosen = [k for k in chosen if k.dtype in tags]
     if semirings is not None:
-        chosen = set()
+        names = set()
         for s in semirings:
             canonical = _native.SEMIRING_ALIASES.get(str(s).lower())
             if canonical is None:
                 raise InvalidArgumentError(f"unknown semiring {s!r}: use 'maxplus', 'minplus' or 'maxmul'")
-            chosen.add(canonical)
-        names = [n for n in names if "backward" in n or n.rsplit("_", 1)[1] in chosen]
-    return names
+            names.add(canonical)
+        chosen = [k for k in chosen if k.semiring == "any" or k.semiring in names]
+    if groups is not None:
+        wanted_groups = _chosen(groups, "group", (k.group for k in registry))
+        chosen = [k for k in chosen if k.group in wanted_groups]
+    if variants is not None:
+        wanted_variants = _chosen(variants, "variant", (k.variant for k in registry))
+        chosen = [k for k in chosen if k.variant in wanted_variants]
+    return [k.name for k in chosen]
 
 
 def warm_up(
@@ -96,18 +159,21 @@ def warm_up(
     *,
     dtypes: Iterable | None = None,
     semirings: Iterable[str] | None = None,
+    groups: Iterable[str] | None = None,
+    variants: Iterable[str] | None = None,
     archs: Iterable[int] | None = None,
     workers: int | None = None,
 ) -> list[WarmResult]:
     """Fills the disk cache with kernels, compiling only those it lacks, in parallel.
 
     ``kernels``: names (see :func:`kernel_names`), default all; ``dtypes`` (e.g. ``[torch.float32]``
-    or ``["float32"]``) and ``semirings`` narrow the choice. ``archs``: architectures such as
-    ``[90]``; default those of this machine's GPUs (no GPU needed when they are given). NVRTC is
-    found as for the ops (the toolkit's, else PyTorch's). Raises :class:`NoCompilerError` without
-    NVRTC, :class:`InvalidArgumentError` where the disk cache is off (``TROPICAL_GEMM_CACHE=off``).
+    or ``["float32"]``), ``semirings``, ``groups`` and ``variants`` narrow the choice (see
+    :func:`select_kernels`). ``archs``: architectures such as ``[90]``; default those of this
+    machine's GPUs (no GPU needed when they are given). NVRTC is found as for the ops (the library's
+    own search, then PyTorch's). Raises :class:`NoCompilerError` without NVRTC,
+    :class:`InvalidArgumentError` where the disk cache is off (``TROPICAL_GEMM_CACHE=off``).
     """
-    names = select_kernels(kernels, dtypes, semirings)
+    names = select_kernels(kernels, dtypes, semirings, groups=groups, variants=variants)
     arch_list = sorted(set(archs)) if archs is not None else sorted(set(device_architectures()))
     if not arch_list:
         raise InvalidArgumentError(
@@ -118,13 +184,11 @@ def warm_up(
 
     def warm(task):
         name, arch = task
-        compiled, jit, seconds = ctypes.c_int32(0), ctypes.c_int32(0), ctypes.c_double(0)
-        status = _native.host.tgh_warm_kernel(
-            name.encode(), arch, ctypes.byref(compiled), ctypes.byref(jit), ctypes.byref(seconds)
-        )
+        result = _native.WarmResultC()
+        status = _native.lib.tropical_warm_kernel(name.encode(), arch, ctypes.byref(result))
         if status:
-            raise _native.host_error(status, f"warming {name} for sm_{arch}: ")
-        return WarmResult(name, arch, bool(compiled.value), bool(jit.value), seconds.value)
+            raise _native.library_error(status, f"warming {name} for sm_{arch}: ")
+        return WarmResult(name, arch, bool(result.compiled), bool(result.ptx_for_jit), result.seconds)
 
     with ThreadPoolExecutor(max_workers=workers or min(len(tasks), os.cpu_count() or 1) or 1) as pool:
         return list(pool.map(warm, tasks))

@@ -10,7 +10,7 @@ _grad_enabled = torch.is_grad_enabled
 _FAST = all(hasattr(_C, f) for f in ("_is_torch_function_mode_enabled", "_len_torch_dispatch_stack",
                                      "_are_functorch_transforms_active"))
 
-from . import ops
+from . import _impl, ops
 from ._native import SEMIRING_ALIASES, InvalidArgumentError
 
 _ALIASES = SEMIRING_ALIASES
@@ -44,9 +44,9 @@ def _product(name: str, a: Tensor, b: Tensor, s: str, batched: bool, with_argmax
     if direct:
         # is_cuda / is_cpu: cheaper than a.device.type, which builds a device and a string.
         if a.is_cuda:
-            return ops._product_cuda(name, a, b, s, batched, with_argmax)
+            return _impl._product_cuda(name, a, b, s, batched, with_argmax)
         if a.is_cpu:
-            return ops._product_cpu(name, a, b, s, batched, with_argmax)
+            return _impl._product_cpu(name, a, b, s, batched, with_argmax)
     return getattr(ops, name)(a, b, s)
 
 

@@ -1,6 +1,11 @@
 """The library's CPU reference on NumPy arrays, without PyTorch: the semantics of every path
 (README, "Semantics"), for tests and small problems. The PyTorch ops run the same code for CPU
-tensors."""
+tensors.
+
+Any NumPy array of a supported type works as it is given: either byte order, any strides (negative,
+zero, or not a multiple of the item size, as views of records give) and misaligned data. The
+reference reads native, aligned elements at whole-element strides, so an operand that is not
+that is copied first; results are always native-endian and C-contiguous."""
 
 from __future__ import annotations
 
@@ -25,7 +30,20 @@ def _semiring(semiring: str) -> int:
     return _native.SEMIRINGS[name]
 
 
+def _readable(np, x):
+    """x as the reference can read it: native byte order (a big-endian array on a little-endian
+    machine would otherwise be read as garbage), aligned, and with every stride a whole number of
+    elements (a tgh_view counts strides in elements). A copy only where x is not that already."""
+    if not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
+    if not x.flags.aligned or any(s % x.itemsize for s in x.strides):
+        x = np.ascontiguousarray(x)
+    return x
+
+
 def _view(x, batched: bool) -> bytes:
+    """A tgh_view of x (2-D, or 3-D with the batch first); x must be _readable. Strides may be
+    negative or 0: the reference indexes from the first element (x.ctypes.data) with signed ones."""
     item = x.itemsize
     st = [s // item for s in x.strides]
     batch_stride = (st[0] if x.shape[0] > 1 else 0) if batched else 0
@@ -34,14 +52,16 @@ def _view(x, batched: bool) -> bytes:
 
 def gemm(a, b, semiring: str = "maxplus", *, return_argmax: bool = False):
     """``C = a (x) b`` for 2-D arrays, or batched for 3-D ones (a batch of 1 broadcasts); with
-    ``return_argmax`` also the int32 argmax."""
+    ``return_argmax`` also the int32 argmax. Takes arrays of any byte order and strides (see the
+    module's notes); returns native-endian, C-contiguous arrays."""
     np = _np()
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != b.dtype:
-        raise InvalidArgumentError(f"a is {a.dtype} but b is {b.dtype}: convert one, e.g. b.astype(a.dtype)")
     t = _DTYPES.get(a.dtype.name)
     if t is None:
         raise UnsupportedError(f"dtype {a.dtype} is not supported: use float32, float64, int32 or int64")
+    if a.dtype.name != b.dtype.name:
+        raise InvalidArgumentError(f"a is {a.dtype} but b is {b.dtype}: convert one, e.g. b.astype(a.dtype)")
+    a, b = _readable(np, a), _readable(np, b)
     if a.ndim != b.ndim or a.ndim not in (2, 3):
         raise InvalidArgumentError(f"a and b must both be 2-D or both 3-D; they are {a.ndim}-D and {b.ndim}-D")
     if a.shape[-1] != b.shape[-2]:
@@ -49,14 +69,14 @@ def gemm(a, b, semiring: str = "maxplus", *, return_argmax: bool = False):
     batched = a.ndim == 3
     if batched and a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0]):
         raise InvalidArgumentError(f"batch sizes {a.shape[0]} and {b.shape[0]} differ and neither is 1")
-    count = max(a.shape[0], b.shape[0]) if batched else 1
+    count = (b.shape[0] if a.shape[0] == 1 else a.shape[0]) if batched else 1  # a batch of 1 broadcasts
     shape = (count, a.shape[1], b.shape[2]) if batched else (a.shape[0], b.shape[1])
     c = np.empty(shape, dtype=a.dtype)
     argmax = np.empty(shape, dtype=np.int32) if return_argmax else None
-    status = _native.host.tgh_cpu_gemm(
+    status = _native.lib.tgh_cpu_gemm(
         _semiring(semiring), t, _view(a, batched), _view(b, batched), _view(c, batched),
         _view(argmax, batched) if return_argmax else None, count,
     )
     if status:
-        raise _native.host_error(status)
+        raise _native.library_error(status)
     return (c, argmax) if return_argmax else c

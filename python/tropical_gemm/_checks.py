@@ -1,0 +1,154 @@
+"""The checks of the ops' arguments, shared by the CPU, CUDA and fake implementations.
+
+Valid operands pass a few cheap tests on the hot path; anything else goes through the explaining
+checks, which raise the error that says what is wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ._native import SEMIRINGS, InvalidArgumentError, UnsupportedError
+
+DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3}  # -> tropical_dtype
+FLOATS = (torch.float32, torch.float64)
+NAMESPACE = "tropical"  # torch.ops.tropical; the ops' messages name it
+
+
+def semiring_code(semiring: str) -> int:
+    code = SEMIRINGS.get(semiring)
+    if code is None:
+        raise InvalidArgumentError(
+            f"unknown semiring {semiring!r}: use 'maxplus' (max, +), 'minplus' (min, +) or 'maxmul' (max, x)"
+        )
+    return code
+
+
+def _dtype_code(t: Tensor, what: str) -> int:
+    code = DTYPES.get(t.dtype)
+    if code is None:
+        hint = ".float()" if t.is_floating_point() or t.is_complex() else ".long()"
+        if t.dtype == torch.bool or t.dtype in (torch.int8, torch.int16, torch.uint8):
+            hint = ".int()"
+        raise UnsupportedError(
+            f"{what} has dtype {t.dtype}; tropical_gemm supports float32, float64, int32 and int64: "
+            f"convert it first, e.g. with {hint}"
+        )
+    return code
+
+
+def _check_devices(op: str, tensors: dict[str, Tensor]) -> None:
+    items = list(tensors.items())
+    first_name, first = items[0]
+    for name, t in items[1:]:
+        if t.device != first.device:
+            raise InvalidArgumentError(
+                f"tropical.{op}: {first_name} is on {first.device} but {name} is on {t.device}: all tensors "
+                f"must be on one device; move them with .to({first_name}.device) (or .cpu(), .cuda())"
+            )
+
+
+def check_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool) -> tuple[int, int]:
+    """Validates a product's operands; returns (semiring code, dtype code)."""
+    return check_product_shapes(op, a, b, semiring, batched)[:2]
+
+
+def check_product_shapes(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool):
+    """check_product, returning (semiring code, dtype code, a.shape, b.shape). Valid operands pass a
+    few cheap tests; anything else goes through _explain_product, which raises the error that says
+    what is wrong (the same tests, in the order of its messages)."""
+    s = SEMIRINGS.get(semiring)
+    dtype = a.dtype
+    t = DTYPES.get(dtype)
+    if s is not None and t is not None and b.dtype == dtype:
+        sa, sb = a.shape, b.shape
+        if batched:
+            if (
+                len(sa) == 3
+                and len(sb) == 3
+                and sa[2] == sb[1]
+                and (sa[0] == sb[0] or sa[0] == 1 or sb[0] == 1)
+                and a.device == b.device
+            ):
+                return s, t, sa, sb
+        elif len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and a.device == b.device:
+            return s, t, sa, sb
+    s, t = _explain_product(op, a, b, semiring, batched)
+    return s, t, a.shape, b.shape
+
+
+def _explain_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool) -> tuple[int, int]:
+    s = semiring_code(semiring)
+    dims = 3 if batched else 2
+    if a.dim() != dims or b.dim() != dims:
+        other = "tropical.gemm for 2-D" if batched else "tropical.bgemm for 3-D (batched)"
+        raise InvalidArgumentError(
+            f"tropical.{op} takes {dims}-D tensors, but a is {a.dim()}-D and b is {b.dim()}-D; use {other} "
+            f"tensors, or tropical_gemm.matmul, which takes any of them"
+        )
+    t = _dtype_code(a, "a")
+    if b.dtype != a.dtype:
+        raise InvalidArgumentError(
+            f"tropical.{op}: a is {a.dtype} but b is {b.dtype}: both operands must have the same dtype; "
+            f"convert one, e.g. b.to(a.dtype)"
+        )
+    _check_devices(op, {"a": a, "b": b})
+    if a.shape[-1] != b.shape[-2]:
+        raise InvalidArgumentError(
+            f"tropical.{op}: a is {tuple(a.shape)} and b is {tuple(b.shape)}: a's columns (K = {a.shape[-1]}) "
+            f"must equal b's rows ({b.shape[-2]})"
+        )
+    if batched and a.shape[0] != b.shape[0] and a.shape[0] != 1 and b.shape[0] != 1:
+        raise InvalidArgumentError(
+            f"tropical.{op}: batch sizes {a.shape[0]} (a) and {b.shape[0]} (b) differ; they must be equal, "
+            f"or one of them 1 (it broadcasts)"
+        )
+    return s, t
+
+
+def check_backward(op: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> tuple[int, int]:
+    s = semiring_code(semiring)
+    batched = grad_c.dim() == 3
+    if grad_c.dim() not in (2, 3) or a.dim() != grad_c.dim() or b.dim() != grad_c.dim():
+        raise InvalidArgumentError(
+            f"tropical.{op}: grad_c, a and b must all be 2-D or all 3-D; they are {grad_c.dim()}-D, "
+            f"{a.dim()}-D and {b.dim()}-D"
+        )
+    t = _dtype_code(a, "a")
+    if a.dtype not in FLOATS:
+        raise UnsupportedError(
+            f"tropical.{op}: gradients are defined for float32 and float64, not {a.dtype}; convert the "
+            f"operands to floating point"
+        )
+    if b.dtype != a.dtype or grad_c.dtype != a.dtype:
+        raise InvalidArgumentError(
+            f"tropical.{op}: grad_c, a and b must share one dtype; they are {grad_c.dtype}, {a.dtype}, {b.dtype}"
+        )
+    if argmax.dtype != torch.int32:
+        raise InvalidArgumentError(
+            f"tropical.{op}: argmax must be int32 (as gemm_argmax returns it), not {argmax.dtype}"
+        )
+    _check_devices(op, {"grad_c": grad_c, "argmax": argmax, "a": a, "b": b})
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if b.shape[-2] != k or grad_c.shape[-2] != m or grad_c.shape[-1] != n or argmax.shape != grad_c.shape:
+        raise InvalidArgumentError(
+            f"tropical.{op}: shapes do not fit a product: a {tuple(a.shape)}, b {tuple(b.shape)}, "
+            f"grad_c {tuple(grad_c.shape)}, argmax {tuple(argmax.shape)}"
+        )
+    if batched:
+        count = grad_c.shape[0]
+        for name, t_ in (("a", a), ("b", b)):
+            if t_.shape[0] != count and t_.shape[0] != 1:
+                raise InvalidArgumentError(
+                    f"tropical.{op}: {name} has a batch of {t_.shape[0]} but grad_c has {count}; it must be "
+                    f"{count} or 1"
+                )
+    return s, t
+
+
+def unsupported_device(op: str, t: Tensor) -> UnsupportedError:
+    return UnsupportedError(
+        f"tropical.{op}: tensors on {t.device.type} are not supported; tropical_gemm runs on CUDA devices "
+        f"and on the CPU: move them with .cuda() or .cpu()"
+    )

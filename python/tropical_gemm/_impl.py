@@ -1,0 +1,200 @@
+"""The implementations of the ops: CUDA tensors through the library's public C ABI, CPU tensors
+through the CPU reference.
+
+The CUDA path calls ``tropical_gemm``, ``tropical_gemm_argmax`` and ``tropical_gemm_backward_a/b``
+on PyTorch's current stream of the tensors' device, with ``device_hint = index + 1``: PyTorch's
+tensors and streams are the primary context's, so the library need not ask the driver about each
+pointer and the stream. Outputs come from PyTorch's caching allocator; nothing synchronises.
+
+This path is measured (python/benchmarks/host_costs.py), so it keeps Python's work per call small:
+each descriptor and the options are one precompiled ``struct.pack`` each (the bytes go to C without
+a copy), and the C functions are called without ctypes argtypes (``_native.undeclared``), whose
+conversions cost more than the rest of the call. (Packing everything into one per-thread buffer
+with one ``pack_into``, or keeping the packed options per stream, measured no faster.)
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+from torch import Tensor
+
+from . import _native, _nvrtc
+from ._checks import check_backward, check_product_shapes
+from ._native import COL_MAJOR, MATRIX, OPTIONS, ROW_MAJOR, SEMIRINGS, VIEW
+
+_MAXMUL = SEMIRINGS["maxmul"]
+_pack_matrix = MATRIX.pack
+_pack_options = OPTIONS.pack
+
+# --- descriptors ------------------------------------------------------------------------------
+
+
+def _gpu_matrix(t: Tensor, batched: bool) -> tuple[bytes, Tensor]:
+    """A packed tropical_matrix for t (2-D, or 3-D with the batch first), without a copy where the
+    strides allow: inner stride 1 -> row-major, ld = the outer stride; outer stride 1 ->
+    column-major; anything else -> .contiguous(). A batch of 1 gets batch stride 0 (it broadcasts).
+    Returns the descriptor and the tensor it points into (keep it alive until the launch is queued)."""
+    shape, strides = t.shape, t.stride()
+    rows, cols = shape[-2], shape[-1]
+    rs, cs = strides[-2], strides[-1]
+    if rows == 0 or cols == 0:
+        layout, ld = ROW_MAJOR, max(cols, 1)
+    elif (cs == 1 or cols == 1) and (rows == 1 or rs >= cols):
+        layout, ld = ROW_MAJOR, (rs if rows > 1 else cols)
+    elif (rs == 1 or rows == 1) and (cols == 1 or cs >= rows):
+        layout, ld = COL_MAJOR, (cs if cols > 1 else rows)
+    else:
+        t = t.contiguous()
+        layout, ld = ROW_MAJOR, cols
+        strides = t.stride()
+    batch_stride = (strides[0] if shape[0] > 1 else 0) if batched else 0
+    return _pack_matrix(t.data_ptr(), rows, cols, ld, layout, batch_stride), t
+
+
+def _cpu_view(t: Tensor, batched: bool) -> bytes:
+    """A tgh_view for the CPU reference, which takes any strides."""
+    st = t.stride()
+    batch_stride = (st[0] if t.shape[0] > 1 else 0) if batched else 0
+    return VIEW.pack(t.data_ptr(), t.shape[-2], t.shape[-1], st[-2], st[-1], batch_stride)
+
+
+def _out_view(t: Tensor, batched: bool, batch_stride: int | None = None) -> bytes:
+    st = t.stride()
+    bs = (st[0] if batched else 0) if batch_stride is None else batch_stride
+    return VIEW.pack(t.data_ptr(), t.shape[-2], t.shape[-1], st[-2], st[-1], bs)
+
+
+# --- streams ----------------------------------------------------------------------------------
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _stream(index: int) -> int:
+    """PyTorch's current stream on CUDA device `index`, as a raw handle."""
+    if _raw_stream is not None:
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+# --- implementations --------------------------------------------------------------------------
+
+# See _native.undeclared for what these must be passed: semiring and dtype as Python ints,
+# descriptors as bytes or None, the batch count as a c_int64.
+_gemm_c = _native.undeclared("tropical_gemm")
+_gemm_argmax_c = _native.undeclared("tropical_gemm_argmax")
+_backward_a_c = _native.undeclared("tropical_gemm_backward_a")
+_backward_b_c = _native.undeclared("tropical_gemm_backward_b")
+_cpu_gemm_c = _native.undeclared("tgh_cpu_gemm")
+_cpu_backward_a_c = _native.undeclared("tgh_cpu_backward_a")
+_cpu_backward_b_c = _native.undeclared("tgh_cpu_backward_b")
+_int64 = ctypes.c_int64
+_ONE = _int64(1)  # the batch count of every 2-D call, made once
+
+
+def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
+    s, t, sa, sb = check_product_shapes(op, a, b, semiring, batched)
+    device = a.device
+    dtype = a.dtype
+    # torch.empty(*sizes) parses faster than torch.empty(tuple).
+    if batched:
+        count = sb[0] if sa[0] == 1 else sa[0]  # a batch of 1 broadcasts, also against 0
+        m, n = sa[1], sb[2]
+        c = torch.empty(count, m, n, dtype=dtype, device=device)
+        argmax = torch.empty(count, m, n, dtype=torch.int32, device=device) if with_argmax else None
+        if count == 0:  # an empty batch: nothing to compute, and the empty operand may have no memory
+            return (c, argmax) if with_argmax else c
+    else:
+        count = 1
+        m, n = sa[0], sb[1]
+        c = torch.empty(m, n, dtype=dtype, device=device)
+        argmax = torch.empty(m, n, dtype=torch.int32, device=device) if with_argmax else None
+    da, a_ = _gpu_matrix(a, batched)
+    db, b_ = _gpu_matrix(b, batched)
+    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    if not _nvrtc.done:
+        _nvrtc.ensure()
+    index = device.index
+    options = _pack_options(_stream(index), 0, index + 1)  # accumulate off, the device hint
+    batch = _ONE if count == 1 else _int64(count)
+    if with_argmax:
+        dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+        status = _gemm_argmax_c(s, t, da, db, dc, dm, batch, options)
+    else:
+        status = _gemm_c(s, t, da, db, dc, batch, options)
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    return (c, argmax) if with_argmax else c
+
+
+def _product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
+    s, t, sa, sb = check_product_shapes(op, a, b, semiring, batched)
+    if batched:
+        count = sb[0] if sa[0] == 1 else sa[0]  # a batch of 1 broadcasts, also against 0
+        c = torch.empty(count, sa[1], sb[2], dtype=a.dtype)
+        argmax = torch.empty(count, sa[1], sb[2], dtype=torch.int32) if with_argmax else None
+        if count == 0:  # an empty batch: nothing to compute, and the empty operand may have no memory
+            return (c, argmax) if with_argmax else c
+    else:
+        count = 1
+        c = torch.empty(sa[0], sb[1], dtype=a.dtype)
+        argmax = torch.empty(sa[0], sb[1], dtype=torch.int32) if with_argmax else None
+    va, vb = _cpu_view(a, batched), _cpu_view(b, batched)
+    vc = _out_view(c, batched)
+    vm = _out_view(argmax, batched) if with_argmax else None
+    status = _cpu_gemm_c(s, t, va, vb, vc, vm, _int64(count))
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    return (c, argmax) if with_argmax else c
+
+
+def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
+    s, t = check_backward(op, grad_c, argmax, a, b, semiring)
+    device = grad_c.device
+    batched = grad_c.dim() == 3
+    count = grad_c.shape[0] if batched else 1
+    target = a if which == "a" else b
+    rows, cols = target.shape[-2], target.shape[-1]
+    # The kernels cannot sum a batch into one matrix (outputs may not overlap): a broadcast operand
+    # gets the gradient of every product, summed afterwards.
+    shape = (count, rows, cols) if batched else (rows, cols)
+    if count == 0:  # no products, no contributions
+        return torch.zeros(target.shape, dtype=a.dtype, device=device)
+    grad = torch.empty(shape, dtype=a.dtype, device=device)
+    dgc, grad_c_ = _gpu_matrix(grad_c, batched)
+    dam, argmax_ = _gpu_matrix(argmax, batched)
+    # The other operand (b for grad_A, a for grad_B) is read for MaxMul only; NULL otherwise.
+    do, other_ = _gpu_matrix(b if which == "a" else a, batched) if s == _MAXMUL else (None, None)
+    dg = _pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
+    if not _nvrtc.done:
+        _nvrtc.ensure()
+    index = device.index
+    options = _pack_options(_stream(index), 0, index + 1)  # accumulate off, the device hint
+    fn = _backward_a_c if which == "a" else _backward_b_c
+    status = fn(s, t, dgc, dam, do, dg, _ONE if count == 1 else _int64(count), options)
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    if batched and target.shape[0] != count:
+        grad = grad.sum(0, keepdim=True)
+    return grad
+
+
+def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
+    s, t = check_backward(op, grad_c, argmax, a, b, semiring)
+    batched = grad_c.dim() == 3
+    count = grad_c.shape[0] if batched else 1
+    target = a if which == "a" else b
+    grad = torch.zeros(target.shape, dtype=a.dtype)
+    if count == 0:  # no products, no contributions
+        return grad
+    # The reference adds into grad: a broadcast operand (batch 1) sums its batch in place.
+    dg = _out_view(grad, batched, batch_stride=(grad.stride(0) if target.shape[0] > 1 else 0) if batched else 0)
+    other = b if which == "a" else a
+    fn = _cpu_backward_a_c if which == "a" else _cpu_backward_b_c
+    status = fn(
+        s, t, _cpu_view(grad_c, batched), _cpu_view(argmax, batched), _cpu_view(other, batched), dg, _int64(count)
+    )
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    return grad
