@@ -71,12 +71,9 @@ int cpu_backward(bool of_a, std::int32_t semiring, std::int32_t dtype, const tgh
                 const tgh_view none = of_a ? tgh_view{nullptr, grad->cols, grad_c->cols, 0, 0, 0}
                                            : tgh_view{nullptr, grad_c->rows, grad->rows, 0, 0, 0};
                 const tgh_view* used = s == tropical::Semiring::MaxMul ? other : &none;
-                for (std::int64_t i = 0; i < batch; ++i) {
-                    const auto g = at<const T>(grad_c, i);
-                    const auto k = at<const std::int32_t>(argmax, i);
-                    if (of_a) tropical::reference::backward_a<T>(s, g, k, at<const T>(used, i), at<T>(grad, i));
-                    else tropical::reference::backward_b<T>(s, g, k, at<const T>(used, i), at<T>(grad, i));
-                }
+                for (std::int64_t i = 0; i < batch; ++i)
+                    tropical::reference::backward<T>(s, of_a, at<const T>(grad_c, i), at<const std::int32_t>(argmax, i),
+                                                     at<const T>(used, i), at<T>(grad, i));
             }
         });
     });
