@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (no package registry): build against the Debian headers staged in .deps/ by
-# shared/tools/stage-deps.sh, run every test including the gpu-labelled ones, then benchmarks.
+# .ci/stage-deps.sh (run where there is a registry), run every test including the gpu-labelled ones,
+# then benchmarks.
 #   .ci/gpu-session.sh tests                 build, then all tests
 #   .ci/gpu-session.sh bench [regex]         build, then both benchmark suites (optionally filtered)
 #   .ci/gpu-session.sh all [regex]           both

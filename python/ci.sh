@@ -11,7 +11,14 @@
 # and its fallbacks, the registry and cache warm-up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv=${TROPICAL_GEMM_VENV:-${TMPDIR:-/tmp}/tropical-gemm-venv}
+# A fresh environment of this run's own (about 5 GB with PyTorch), removed at the end, so that runs at
+# the same time never share one; TROPICAL_GEMM_VENV names one to keep instead.
+if [ -n "${TROPICAL_GEMM_VENV:-}" ]; then
+    venv=$TROPICAL_GEMM_VENV
+else
+    venv=$(mktemp -d "${TMPDIR:-/tmp}/tropical-gemm-venv.XXXXXX")
+    trap 'rm -rf "$venv"' EXIT
+fi
 python3 -m venv "$venv"
 py="$venv/bin/python"
 "$py" -m pip install -q --no-cache-dir --upgrade pip

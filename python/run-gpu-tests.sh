@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package on a GPU machine without a package registry (PyTorch, pytest, numpy,
 # scikit-build-core and ninja preinstalled; the Debian headers staged in .deps/ by
-# shared/tools/stage-deps.sh): install from this checkout, run every test (the gpu ones included),
+# .ci/stage-deps.sh): install from this checkout, run every test (the gpu ones included),
 # and the benchmark against broadcasting. Logs go to $OUT (default ./gpu-out); summaries last.
 #   bash python/run-gpu-tests.sh [pytest arguments; default python/tests]
 set -uo pipefail
