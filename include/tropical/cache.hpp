@@ -113,6 +113,10 @@ struct CacheListing {
 
 // Every entry of the cache at settings.root (whether or not settings.enabled), each read and
 // verified. A missing folder is an empty listing. Files this library did not create are ignored.
+// Below the root no link is followed: a link, FIFO, socket, device or folder with an entry's name
+// is listed as an entry that is not valid (problem says what it is), and a folder that is a link,
+// not a folder, or another user's is not walked into (one warning names it and says why).
+// Entries are judged by the trust rules the library loads with, and never read beyond 64 MiB.
 TROPICAL_GEMM_EXPORT CacheListing list_cache(const CacheSettings& settings);
 
 // Loads a CUBIN (or PTX) entry with the driver on CUDA device `device_ordinal` and looks up its
@@ -129,13 +133,17 @@ struct RemovedFiles {
 };
 
 // Removes every entry of this format folder, the compiler record and temp files left by killed
-// writers (older than a minute), then the folders left empty. Files this library did not create
-// are never touched. Processes using the cache at the same time are not harmed: a removed entry
+// writers (no writer holds them locked, and they were not written for 30 seconds), then the
+// folders left empty. Files this library did not create are never touched; links and special files
+// in the library's names (an entry's, v1, sm_XY) are removed (the link, never what it points to).
+// Nothing in a folder that the trust rules refuse is removed, and no link is followed: what is left
+// is said in a warning. Processes using the cache at the same time are not harmed: a removed entry
 // is a miss, recompiled.
 TROPICAL_GEMM_EXPORT RemovedFiles clear_cache(const CacheSettings& settings);
 
 // Removes entries until the entries total at most `max_bytes`: entries that fail to verify first,
-// then the least recently used. A CUBIN and its PTX twin are removed together.
+// then the least recently used. A CUBIN and its PTX twin are removed together. Temp files left by
+// killed writers are removed too (counted in `files`; `bytes` counts the entries removed).
 TROPICAL_GEMM_EXPORT RemovedFiles trim_cache(const CacheSettings& settings, std::uintmax_t max_bytes);
 
 }  // namespace tropical
