@@ -25,9 +25,11 @@ namespace fs = std::filesystem;
 namespace {
 
 void require_root(const CacheSettings& settings) {
-    if (settings.root.empty())
-        throw InvalidArgument("no kernel cache folder: the settings name none (set TROPICAL_GEMM_CACHE_DIR, "
-                              "XDG_CACHE_HOME or HOME)");
+    if (!settings.root.empty()) return;
+    const std::string reason = cache_disabled_reason();
+    throw InvalidArgument(fmt::format("no kernel cache folder: the settings name none{}", reason.empty()
+                                          ? " (set TROPICAL_GEMM_CACHE_DIR, XDG_CACHE_HOME or HOME)"
+                                          : " (" + reason + ")"));
 }
 
 CacheEntryKind public_kind(detail::EntryKind kind) {

@@ -30,7 +30,19 @@ ResolvedCacheSettings resolve_cache_settings() {
         settings.enabled = false;
         out.disabled_reason = "TROPICAL_GEMM_CACHE=" + env("TROPICAL_GEMM_CACHE");
     }
-    if (auto dir = env("TROPICAL_GEMM_CACHE_DIR"); !dir.empty()) {
+    const char* dir = std::getenv("TROPICAL_GEMM_CACHE_DIR");
+    if (dir && !*dir) {
+        // Set but empty, as a script with an unset variable writes it: falling back to the default
+        // would use (and a --clear would empty) the user's real cache. No folder at all instead.
+        settings.enabled = false;
+        if (out.disabled_reason.empty()) {
+            out.disabled_reason =
+                "TROPICAL_GEMM_CACHE_DIR is set but empty; set it to a cache folder, or unset it to use the default "
+                "($XDG_CACHE_HOME/tropical-gemm or ~/.cache/tropical-gemm), or set TROPICAL_GEMM_CACHE=off to say "
+                "that no disk cache is wanted";
+            out.warn = true;
+        }
+    } else if (dir) {
         settings.root = dir;
     } else if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty()) {
         settings.root = std::filesystem::path(xdg) / "tropical-gemm";

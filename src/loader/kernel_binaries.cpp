@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "cache/cache_settings.hpp"
 #include "cache/identity_record.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/nvrtc_library.hpp"
+#include "util/warnings.hpp"
 #include <tropical/error.hpp>
 
 namespace tropical::detail {
@@ -41,7 +43,14 @@ KernelBinaries::KernelBinaries(CacheSettings settings, CompilerSource compiler)
 }
 
 KernelBinaries& KernelBinaries::process_default() {
-    static KernelBinaries instance(cache_settings_from_environment(), nvrtc_compiler_source());
+    static KernelBinaries instance = [] {
+        const ResolvedCacheSettings resolved = resolve_cache_settings();
+        if (resolved.warn)
+            warn_once("kernel cache settings", fmt::format("the kernel cache on disk is off: {}. Kernels compiled by "
+                                                           "this process are kept in memory only.",
+                                                           resolved.disabled_reason));
+        return KernelBinaries(resolved.settings, nvrtc_compiler_source());
+    }();
     return instance;
 }
 

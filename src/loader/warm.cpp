@@ -114,8 +114,11 @@ std::vector<int> device_architectures() {
 
 WarmResult warm_kernel(const CacheSettings& settings, const KernelInfo& kernel, int arch) {
     const auto start = std::chrono::steady_clock::now();
-    if (!settings.enabled)
-        throw InvalidArgument("cannot warm the kernel cache: it is disabled (TROPICAL_GEMM_CACHE=off, or no folder)");
+    if (!settings.enabled) {
+        const std::string reason = cache_disabled_reason();
+        throw InvalidArgument(fmt::format("cannot warm the kernel cache: these settings disable it{}",
+                                          reason.empty() ? "" : " (the environment says: " + reason + ")"));
+    }
     if (settings.root.empty())
         throw InvalidArgument("no kernel cache folder: the settings name none (set TROPICAL_GEMM_CACHE_DIR, "
                               "XDG_CACHE_HOME or HOME)");
