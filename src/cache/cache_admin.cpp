@@ -190,8 +190,9 @@ RemovedFiles clear_cache(const CacheSettings& settings) {
     remove_abandoned(store, found.scan, removed, true);
     if (const auto& record = found.scan.identity_file) remove_counted(store, *record, size_of(*record), removed);
     // Links and special files in place of the format or an architecture folder: nothing of anyone's
-    // is lost with them, and the folder can be made again.
-    for (const auto& thing : found.scan.in_the_way) remove_counted(store, thing, 0, removed);
+    // is lost with them, and the folder can be made again. The rest was said by warn_refused.
+    for (const auto& thing : found.scan.in_the_way)
+        if (thing.removable) remove_counted(store, thing, 0, removed);
     store.remove_empty_folders(found.scan.arch_folders, true);
     return removed;
 }

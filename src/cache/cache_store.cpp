@@ -81,6 +81,11 @@ bool walkable(FolderOpen& open, const Folder& parent, int parent_where, const st
     return false;
 }
 
+// A folder that could not be made or opened because a folder above it was removed meanwhile.
+bool vanished(const FolderOpen& open) {
+    return open.outcome == FolderOpen::Outcome::Failed && open.error == ENOENT;
+}
+
 }  // namespace
 
 std::uint64_t cache_removals() { return g_cache_removals.load(); }
@@ -175,18 +180,26 @@ CacheStore::Opened CacheStore::open_for_use(int where, bool create) {
         out.why = problem();
         return out;
     }
-    FolderOpen root = open_root_folder(root_, create);
-    if (!accept(root, kInRoot, create, out)) return out;
-    FolderOpen format = open_sub_folder(root.folder, format_folder_name(), create);
-    if (!accept(format, kInFormatFolder, create, out)) return out;
-    if (where == kInFormatFolder) {
-        out.folder = std::move(format.folder);
+    // A folder removed by a clear in another process while this one was on its way through it (a
+    // failure with ENOENT) is opened again from the root, a few times.
+    for (int attempt = 0;; ++attempt) {
+        const bool again = create && attempt < 2;
+        FolderOpen root = open_root_folder(root_, create);
+        if (again && vanished(root)) continue;
+        if (!accept(root, kInRoot, create, out)) return out;
+        FolderOpen format = open_sub_folder(root.folder, format_folder_name(), create);
+        if (again && vanished(format)) continue;
+        if (!accept(format, kInFormatFolder, create, out)) return out;
+        if (where == kInFormatFolder) {
+            out.folder = std::move(format.folder);
+            return out;
+        }
+        FolderOpen arch = open_sub_folder(format.folder, arch_folder_name(where), create);
+        if (again && vanished(arch)) continue;
+        if (!accept(arch, where, create, out)) return out;
+        out.folder = std::move(arch.folder);
         return out;
     }
-    FolderOpen arch = open_sub_folder(format.folder, arch_folder_name(where), create);
-    if (!accept(arch, where, create, out)) return out;
-    out.folder = std::move(arch.folder);
-    return out;
 }
 
 std::optional<std::vector<std::byte>> CacheStore::read_entry(int arch, const EntryName& name) {

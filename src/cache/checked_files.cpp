@@ -149,27 +149,30 @@ FolderOpen open_sub_folder(const Folder& parent, std::string_view name, bool cre
     FolderOpen out;
     const std::string file(name);
     const fs::path path = parent.path / file;
-    struct stat found {};
-    if (::fstatat(parent.fd.get(), file.c_str(), &found, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno != ENOENT) return failed(std::move(out), path, errno, "examined");
-        if (!create) return out;
-        if (::mkdirat(parent.fd.get(), file.c_str(), 0700) != 0 && errno != EEXIST)
-            return failed(std::move(out), path, errno, "created");
-        if (::fstatat(parent.fd.get(), file.c_str(), &found, AT_SYMLINK_NOFOLLOW) != 0)
-            return failed(std::move(out), path, errno, "created");
-    }
-    if (!S_ISDIR(found.st_mode)) return in_the_way(std::move(out), path, found);
-    FileHandle fd(::openat(parent.fd.get(), file.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) {
-        const int error = errno;
+    // Another process clearing the cache removes folders once empty, maybe right after they were
+    // made here: then they are made again, a few times.
+    int error = ENOENT;
+    for (int attempt = 0; attempt < 3 && error == ENOENT; ++attempt) {
+        struct stat found {};
+        if (::fstatat(parent.fd.get(), file.c_str(), &found, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno != ENOENT) return failed(std::move(out), path, errno, "examined");
+            if (!create) return out;
+            // ENOENT here: the parent itself was removed, and only the caller can open it again.
+            if (::mkdirat(parent.fd.get(), file.c_str(), 0700) != 0 && errno != EEXIST)
+                return failed(std::move(out), path, errno, "created");
+            continue;
+        }
+        if (!S_ISDIR(found.st_mode)) return in_the_way(std::move(out), path, found);
+        FileHandle fd(::openat(parent.fd.get(), file.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (fd) return opened(std::move(out), std::move(fd), path, parent.distrust);
+        error = errno;
         // Replaced between the look and the open (by this user or root: the parent is theirs).
         if ((error == ELOOP || error == ENOTDIR) &&
             ::fstatat(parent.fd.get(), file.c_str(), &found, AT_SYMLINK_NOFOLLOW) == 0)
             return in_the_way(std::move(out), path, found);
         if (error == ENOENT && !create) return out;
-        return failed(std::move(out), path, error, "opened");
     }
-    return opened(std::move(out), std::move(fd), path, parent.distrust);
+    return failed(std::move(out), path, error, create ? "created" : "opened");
 }
 
 std::vector<std::string> folder_names(const Folder& folder) {

@@ -99,8 +99,9 @@ StoreWrite CacheStore::publish(int where, const std::string& name, std::span<con
         StoreWrite why{false, true, fmt::format("{} is a folder, where the kernel cache keeps a file", path),
                        fmt::format("remove it (rm -r {}); tropical-gemm-warmup --clear removes it if it is empty", path)};
         warn_once("kernel cache in the way " + path,
-                  fmt::format("the kernel cache cannot keep {}: {}. That kernel is kept in memory only. To fix it: {}.",
-                              path, why.problem, why.fix));
+                  fmt::format("the kernel cache cannot keep {}: it is a folder, where the cache keeps a file. That "
+                              "kernel is kept in memory only. To fix it: {}.",
+                              path, why.fix));
         return why;
     }
     step(PublishStep::SyncFolder, name);
