@@ -121,6 +121,7 @@ TEST_P(SharedFolderLink, IsNeverFollowedAndNothingOfTheVictimsIsWrittenOrDeleted
             },
             10, victim);
         EXPECT_EQ(run.code, 0) << run.describe();
+        EXPECT_LT(run.max_rss_kib, 512 * 1024) << run.describe();
         EXPECT_EQ(snapshot(home), before) << "the victim's own cache was written, removed or touched";
         // Still usable: kernels are produced (from memory where the cache is refused), and the
         // victim's own cache still serves from the disk.

@@ -58,7 +58,8 @@ TEST_P(Oversized, IsRejectedBySizeWithoutBeingReadAndIsReplacedOrRemoved) {
         const fs::path root = dir.path() / "cache";
         ASSERT_EQ(look_up(root), 0);
         const fs::path target = position_path(root, position);
-        if (!make_sparse(target, bytes)) GTEST_SKIP() << "this file system holds no sparse file of " << bytes << " bytes";
+        if (!make_sparse(target, bytes))
+            GTEST_SKIP() << "this file system holds no sparse file of " << bytes << " bytes";
 
         const Bounded run = run_bounded([&] {
             WarningCapture quiet;
@@ -90,7 +91,6 @@ TEST_P(Oversized, IsRejectedBySizeWithoutBeingReadAndIsReplacedOrRemoved) {
         });
         EXPECT_EQ(run.code, 0) << run.describe();
         EXPECT_LT(run.max_rss_kib, kMemoryBoundKiB) << run.describe();
-        EXPECT_LT(run.seconds, 5.0) << run.describe();
         const std::uint64_t left = size_of(target);
         // Trim bounds the entries; the record is not one, and the loader rewrites it.
         if (op == Clear || (op == Trim && position != Position::Identity)) {

@@ -2,7 +2,8 @@
 // Where compiled kernels are kept between processes, and how to turn that off.
 //
 // The cache root is $TROPICAL_GEMM_CACHE_DIR, else $XDG_CACHE_HOME/tropical-gemm, else
-// ~/.cache/tropical-gemm; entries live in a format-version folder inside it (v1/), one folder per
+// ~/.cache/tropical-gemm (a TROPICAL_GEMM_CACHE_DIR set but empty disables the disk cache rather
+// than meaning the default); entries live in a format-version folder inside it (v1/), one folder per
 // architecture (v1/sm_90/). TROPICAL_GEMM_CACHE=off (or 0, false, no) disables the disk cache:
 // kernels are then compiled once per process and kept in memory.
 //
@@ -32,7 +33,7 @@ struct CacheSettings {
 TROPICAL_GEMM_EXPORT CacheSettings cache_settings_from_environment();
 
 // Why cache_settings_from_environment() leaves the disk cache off, in words that name the variable
-// ("TROPICAL_GEMM_CACHE=off"); empty where it does not.
+// ("TROPICAL_GEMM_CACHE=off", "TROPICAL_GEMM_CACHE_DIR is set but empty; ..."); empty where it does not.
 TROPICAL_GEMM_EXPORT std::string cache_disabled_reason();
 
 // The folder inside `root` that holds entries of this library's cache format (root/v1).
@@ -114,9 +115,10 @@ struct CacheListing {
 // Every entry of the cache at settings.root (whether or not settings.enabled), each read and
 // verified. A missing folder is an empty listing. Files this library did not create are ignored.
 // Below the root no link is followed: a link, FIFO, socket, device or folder with an entry's name
-// is listed as an entry that is not valid (problem says what it is), and a folder that is a link,
-// not a folder, or another user's is not walked into (one warning names it and says why).
-// Entries are judged by the trust rules the library loads with, and never read beyond 64 MiB.
+// is listed as an entry that is not valid (problem says what it is), and a link or anything but a
+// folder in place of v1 or sm_XY is not walked into (one warning names it and says why). Entries
+// are judged by the trust rules the library loads with (those of a folder it refuses are listed
+// as not trusted), and never read beyond 64 MiB.
 TROPICAL_GEMM_EXPORT CacheListing list_cache(const CacheSettings& settings);
 
 // Loads a CUBIN (or PTX) entry with the driver on CUDA device `device_ordinal` and looks up its

@@ -54,7 +54,8 @@ public:
         if (!entry.info) return false;
         if (!compiler_) return std::nullopt;
         auto [it, inserted] = keys_.try_emplace({entry.info->index, entry.arch});
-        if (inserted) it->second = detail::kernel_cache_key(*entry.info, entry.arch, {compiler_->major, compiler_->minor});
+        if (inserted)
+            it->second = detail::kernel_cache_key(*entry.info, entry.arch, {compiler_->major, compiler_->minor});
         return it->second == key;
     }
 

@@ -163,7 +163,9 @@ bool CacheStore::accept(FolderOpen& open, int where, bool create, Opened& out) {
         if (!open.folder.distrust) return true;
         out.why = refuse(*open.folder.distrust, true, where);
         return false;
-    case FolderOpen::Outcome::Missing: out.why = {false, false, "the cache folder does not exist yet", ""}; return false;
+    case FolderOpen::Outcome::Missing:
+        out.why = {false, false, "the cache folder does not exist yet", ""};
+        return false;
     case FolderOpen::Outcome::InTheWay: out.why = refuse(open.refusal, false, where); return false;
     case FolderOpen::Outcome::Failed:
         // Reading a folder that cannot be opened is a miss; one that cannot be made stops the writes.

@@ -67,7 +67,8 @@ StoreWrite CacheStore::publish(int where, const std::string& name, std::span<con
         const int error = errno;
         fd.reset(created);
         if (!fd && error != ENOENT)
-            return degrade(fmt::format("cannot create {}: {}", (opened.folder->path / temp).string(), std::strerror(error)));
+            return degrade(
+                fmt::format("cannot create {}: {}", (opened.folder->path / temp).string(), std::strerror(error)));
     }
     if (!fd)
         return degrade(fmt::format("a folder on the way to {} keeps disappearing (another process clearing the cache?)",
@@ -97,7 +98,7 @@ StoreWrite CacheStore::publish(int where, const std::string& name, std::span<con
         // a FIFO or any other file there is simply replaced by the rename.
         const std::string path = (folder.path / name).string();
         StoreWrite why{false, true, fmt::format("{} is a folder, where the kernel cache keeps a file", path),
-                       fmt::format("remove it (rm -r {}); tropical-gemm-warmup --clear removes it if it is empty", path)};
+                       fmt::format("remove it (rm -r {}); tropical-gemm-warmup --clear removes it if empty", path)};
         warn_once("kernel cache in the way " + path,
                   fmt::format("the kernel cache cannot keep {}: it is a folder, where the cache keeps a file. That "
                               "kernel is kept in memory only. To fix it: {}.",

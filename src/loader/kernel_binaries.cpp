@@ -92,9 +92,9 @@ std::shared_ptr<const KernelBinary> KernelBinaries::produce(const KernelInfo& ke
     const auto& archs = c.supported_archs();
     const bool known = std::binary_search(archs.begin(), archs.end(), arch);
     if (!known && (archs.empty() || arch < archs.front()))
-        throw Unsupported(fmt::format("NVRTC {}.{} ({}) cannot compile for sm_{}: it supports sm_{} to sm_{}", c.major_version(),
-                                      c.minor_version(), c.library_path(), arch, archs.empty() ? 0 : archs.front(),
-                                      archs.empty() ? 0 : archs.back()));
+        throw Unsupported(fmt::format("NVRTC {}.{} ({}) cannot compile for sm_{}: it supports sm_{} to sm_{}",
+                                      c.major_version(), c.minor_version(), c.library_path(), arch,
+                                      archs.empty() ? 0 : archs.front(), archs.empty() ? 0 : archs.back()));
     // The inputs the key is computed from; a device newer than this NVRTC gets PTX for the newest
     // architecture it knows, finished by the driver.
     const CompileInputs inputs = compile_inputs(kernel, arch);
@@ -146,7 +146,8 @@ std::optional<CompilerVersion> KernelBinaries::version_for_lookup() {
     }
     const std::optional<IdentityRecord> record = store_->read_identity();
     if (record) {
-        const bool same_choice = compiler_source_.override_path.empty() || compiler_source_.override_path == record->path;
+        const bool same_choice =
+            compiler_source_.override_path.empty() || compiler_source_.override_path == record->path;
         if (same_choice && (record->path.empty() || stamp_of(record->path) == record->stamp))
             return CompilerVersion{record->major, record->minor};
     }

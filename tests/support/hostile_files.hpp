@@ -40,7 +40,8 @@ struct Bounded {
 
 // Runs `body` in a child process, as user `uid` (if not -1), killed after `seconds`; its return
 // value is the exit code, an exception escaping it exit code 99.
-inline Bounded run_bounded(const std::function<int()>& body, unsigned seconds = 10, uid_t uid = static_cast<uid_t>(-1)) {
+inline Bounded run_bounded(const std::function<int()>& body, unsigned seconds = 10,
+                           uid_t uid = static_cast<uid_t>(-1)) {
     const auto start = std::chrono::steady_clock::now();
     const pid_t child = ::fork();
     if (child == 0) {
@@ -145,8 +146,8 @@ inline bool put(Thing thing, const std::filesystem::path& at, const std::filesys
         return ::mkdir(target.c_str(), 0700) == 0 && (std::ofstream(target / "precious") << "victim").good() &&
                ::symlink(target.c_str(), at.c_str()) == 0;
     case Thing::LinkToOthersFile:
-        return (std::ofstream(target) << "another user's").good() && ::chown(target.c_str(), kOtherUser, kOtherUser) == 0 &&
-               ::symlink(target.c_str(), at.c_str()) == 0;
+        return (std::ofstream(target) << "another user's").good() &&
+               ::chown(target.c_str(), kOtherUser, kOtherUser) == 0 && ::symlink(target.c_str(), at.c_str()) == 0;
     case Thing::LinkToOwnFile:
         return (std::ofstream(target) << "the victim's own").good() && ::symlink(target.c_str(), at.c_str()) == 0;
     case Thing::DanglingLink: return ::symlink((victim / "nothing-here").c_str(), at.c_str()) == 0;
