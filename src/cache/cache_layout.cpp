@@ -80,6 +80,14 @@ std::optional<EntryName> parse_entry_file_name(std::string_view file) {
     return std::nullopt;
 }
 
+std::optional<EntryLocation> locate_entry(const std::filesystem::path& path) {
+    const auto folder = path.parent_path(), format = folder.parent_path();
+    const int arch = arch_of_folder_name(folder.filename().string());
+    std::string file = path.filename().string();
+    if (arch == 0 || format.filename() != format_folder_name() || !parse_entry_file_name(file)) return std::nullopt;
+    return EntryLocation{format.has_parent_path() ? format.parent_path() : ".", arch, std::move(file)};
+}
+
 std::string temp_file_name(std::string_view final_name) {
     static const std::uint64_t seed =
         std::random_device{}() * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(::getpid());

@@ -11,6 +11,7 @@
 //         <any of these>.tmp-<pid>-<hex>      a write in flight, or left by a killed writer
 //
 // Anything else in these folders is not the library's and is left alone.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,14 @@ struct EntryName {
 std::string entry_file_name(std::string_view kernel, const CacheKey& key, EntryKind kind);
 std::optional<EntryName> parse_entry_file_name(std::string_view file);  // nothing for any other name
 std::optional<CacheKey> parse_key(std::string_view hex);                // 32 lowercase hex digits
+
+// Where an entry's path (<root>/v1/sm_XY/<entry file name>) puts it; nothing for any other path.
+struct EntryLocation {
+    std::filesystem::path root;  // "." for a path that starts at v1/
+    int arch = 0;
+    std::string file;
+};
+std::optional<EntryLocation> locate_entry(const std::filesystem::path& path);
 
 // A fresh temp-file name for a write of `final_name`, in the same folder: unique to this call.
 std::string temp_file_name(std::string_view final_name);

@@ -14,19 +14,13 @@
 namespace tropical {
 
 bool load_cache_entry(const CacheEntry& entry, int device_ordinal) {
-    // root/v1/sm_XY/<file>: the store opens that chain itself, folder by folder, with no link followed.
-    const auto folder = entry.path.parent_path();
-    const auto format = folder.parent_path();
-    if (folder.filename() != detail::arch_folder_name(entry.arch) || format.filename() != detail::format_folder_name())
-        throw InvalidArgument(fmt::format("{} is not a cache entry: entries live in <cache>/{}/{}/",
-                                          entry.path.string(), detail::format_folder_name(),
-                                          detail::arch_folder_name(entry.arch)));
-    const std::string file = entry.path.filename().string();
-    if (!detail::parse_entry_file_name(file))
-        throw InvalidArgument(fmt::format("{} is not a valid cache entry: its name holds no key", entry.path.string()));
-    const auto root = format.has_parent_path() ? format.parent_path() : std::filesystem::path(".");
-    detail::CacheStore store(root, detail::CacheStore::Access::Administer);
-    const detail::EntryState state = store.inspect_entry(entry.arch, file);
+    // The store opens <root>/v1/sm_XY itself, folder by folder, with no link followed.
+    const auto where = detail::locate_entry(entry.path);
+    if (!where)
+        throw InvalidArgument(fmt::format("{} is not a cache entry: entries are <cache>/{}/sm_XY/<kernel>-<key>.<kind>",
+                                          entry.path.string(), detail::format_folder_name()));
+    detail::CacheStore store(where->root, detail::CacheStore::Access::Administer);
+    const detail::EntryState state = store.inspect_entry(where->arch, where->file);
     if (!state.present) return false;  // removed since it was listed (a clear or a trim in another process)
     if (!state.trusted)
         throw InvalidArgument(fmt::format("{} is not safe to load: {}", entry.path.string(), state.problem));
