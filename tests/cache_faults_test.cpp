@@ -16,7 +16,7 @@
 #include <random>
 #include <thread>
 
-#include "cache/kernel_binaries.hpp"
+#include "loader/kernel_binaries.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/processes.hpp"
 #include "support/temp_dir.hpp"

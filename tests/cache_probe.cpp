@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <exception>
 
-#include "cache/kernel_binaries.hpp"
+#include "loader/kernel_binaries.hpp"
 #include "nvrtc/nvrtc_library.hpp"
 #include <tropical/error.hpp>
 

@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cache/kernel_binaries.hpp"
+#include "loader/kernel_binaries.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"

@@ -14,7 +14,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "cache/kernel_binaries.hpp"
+#include "loader/kernel_binaries.hpp"
 #include "nvrtc/compiler.hpp"
 #include <tropical/cache.hpp>
 #include <tropical/kernels.hpp>
@@ -96,18 +96,16 @@ int check(const std::string& root) {
         ++problems;
     };
     const CacheListing listing = list_cache({true, root});
-    DiskCache disk(listing.directory);
+    CacheStore store(root, CacheStore::Access::Administer);
     for (const auto& entry : listing.entries) {
         if (entry.path.filename().string().find(".tmp-") != std::string::npos)
             problem("a temp file was listed as an entry: " + entry.path.string());
         // Files appear under their final name only once complete (temp file, then rename).
         if (!entry.valid) problem(entry.path.string() + " is partial or corrupt: " + entry.problem);
-        const auto relative = std::filesystem::relative(entry.path, listing.directory);
-        const auto bytes = disk.read(relative);
-        if (!bytes) continue;  // cleared meanwhile
-        const EntryKind kind = entry.kind == CacheEntryKind::Cubin ? EntryKind::Cubin : EntryKind::Ptx;
-        const auto decoded = decode_entry(*bytes);
-        if (decoded.check == EntryCheck::Valid && (decoded.kind != kind || !payload_is_whole(decoded.payload)))
+        // Read again through the store, verified against its name (kind and key).
+        const auto state = store.inspect_entry(entry.arch, entry.path.filename().string());
+        if (!state.present) continue;  // cleared meanwhile
+        if (state.valid && !payload_is_whole(state.payload))
             problem(entry.path.string() + " verifies but holds an incomplete payload");
     }
     // The lookup every process makes, with the version the record names: whatever it takes from

@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "cache/kernel_binaries.hpp"
+#include "loader/kernel_binaries.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "catalogue/kernel_source.hpp"
 #include "support/fake_compiler.hpp"

@@ -2,7 +2,8 @@
 // Where compiled kernels are kept between processes, and how to turn that off.
 //
 // The cache root is $TROPICAL_GEMM_CACHE_DIR, else $XDG_CACHE_HOME/tropical-gemm, else
-// ~/.cache/tropical-gemm; entries live in a format-version folder inside it (v1/), one folder per
+// ~/.cache/tropical-gemm (a TROPICAL_GEMM_CACHE_DIR set but empty disables the disk cache rather
+// than meaning the default); entries live in a format-version folder inside it (v1/), one folder per
 // architecture (v1/sm_90/). TROPICAL_GEMM_CACHE=off (or 0, false, no) disables the disk cache:
 // kernels are then compiled once per process and kept in memory.
 //
@@ -32,7 +33,7 @@ struct CacheSettings {
 TROPICAL_GEMM_EXPORT CacheSettings cache_settings_from_environment();
 
 // Why cache_settings_from_environment() leaves the disk cache off, in words that name the variable
-// ("TROPICAL_GEMM_CACHE=off"); empty where it does not.
+// ("TROPICAL_GEMM_CACHE=off", "TROPICAL_GEMM_CACHE_DIR is set but empty; ..."); empty where it does not.
 TROPICAL_GEMM_EXPORT std::string cache_disabled_reason();
 
 // The folder inside `root` that holds entries of this library's cache format (root/v1).
@@ -113,6 +114,11 @@ struct CacheListing {
 
 // Every entry of the cache at settings.root (whether or not settings.enabled), each read and
 // verified. A missing folder is an empty listing. Files this library did not create are ignored.
+// Below the root no link is followed: a link, FIFO, socket, device or folder with an entry's name
+// is listed as an entry that is not valid (problem says what it is), and a link or anything but a
+// folder in place of v1 or sm_XY is not walked into (one warning names it and says why). Entries
+// are judged by the trust rules the library loads with (those of a folder it refuses are listed
+// as not trusted), and never read beyond 64 MiB.
 TROPICAL_GEMM_EXPORT CacheListing list_cache(const CacheSettings& settings);
 
 // Loads a CUBIN (or PTX) entry with the driver on CUDA device `device_ordinal` and looks up its
@@ -129,13 +135,17 @@ struct RemovedFiles {
 };
 
 // Removes every entry of this format folder, the compiler record and temp files left by killed
-// writers (older than a minute), then the folders left empty. Files this library did not create
-// are never touched. Processes using the cache at the same time are not harmed: a removed entry
+// writers (no writer holds them locked, and they were not written for 30 seconds), then the
+// folders left empty. Files this library did not create are never touched; links and special files
+// in the library's names (an entry's, v1, sm_XY) are removed (the link, never what it points to).
+// Nothing in a folder that the trust rules refuse is removed, and no link is followed: what is left
+// is said in a warning. Processes using the cache at the same time are not harmed: a removed entry
 // is a miss, recompiled.
 TROPICAL_GEMM_EXPORT RemovedFiles clear_cache(const CacheSettings& settings);
 
 // Removes entries until the entries total at most `max_bytes`: entries that fail to verify first,
-// then the least recently used. A CUBIN and its PTX twin are removed together.
+// then the least recently used. A CUBIN and its PTX twin are removed together. Temp files left by
+// killed writers are removed too (counted in `files`; `bytes` counts the entries removed).
 TROPICAL_GEMM_EXPORT RemovedFiles trim_cache(const CacheSettings& settings, std::uintmax_t max_bytes);
 
 }  // namespace tropical

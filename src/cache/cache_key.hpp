@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <tropical/kernels.hpp>
+
 namespace tropical::detail {
 
 // Bump when the entry layout or the meaning of a key changes: old entries then live in another
@@ -28,5 +30,23 @@ struct KeyInputs {
 };
 
 CacheKey cache_key(const KeyInputs& inputs);
+
+// --- the key of a kernel of the registry: the one place that assembles its inputs ----------------
+
+struct CompilerVersion {
+    int major = 0, minor = 0;
+};
+
+// What NVRTC compiles for `kernel` on sm_<arch> (CUBIN and PTX): the source and the options.
+struct CompileInputs {
+    std::string source;
+    std::vector<std::string> options;
+};
+CompileInputs compile_inputs(const KernelInfo& kernel, int arch);
+
+// The key under which the entries of `kernel` for sm_<arch>, compiled by NVRTC `version`, are
+// stored: cache_key over compile_inputs(kernel, arch). The loader, the listing and the warm-up
+// all use this, so that they can never disagree on which file a kernel is.
+CacheKey kernel_cache_key(const KernelInfo& kernel, int arch, CompilerVersion version);
 
 }  // namespace tropical::detail

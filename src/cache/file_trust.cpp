@@ -18,10 +18,19 @@ std::optional<Distrust> distrust(const struct stat& info, const std::filesystem:
     return std::nullopt;
 }
 
-std::optional<Distrust> distrust(const std::filesystem::path& path) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) return std::nullopt;
-    return distrust(info, path);
+bool may_remove(const struct stat& folder, const struct stat& item) {
+    return item.st_uid == ::geteuid() || !(folder.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+std::string_view file_type_words(mode_t mode) {
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISREG(mode)) return "a file";
+    return "neither a file nor a folder";
 }
 
 }  // namespace tropical::detail

@@ -1,12 +1,14 @@
 #pragma once
 // Whether a file or folder of the kernel cache may be trusted. A cache holds code that the GPU
 // runs: a file that another user wrote, or could have rewritten, is never loaded, so that a cache
-// in a shared place (/tmp) cannot let one user run code on another user's GPU.
+// in a shared place (/tmp) cannot let one user run code on another user's GPU. Judged on what
+// fstat or lstat says of the thing itself, never on the target of a link.
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace tropical::detail {
 
@@ -21,8 +23,13 @@ struct Distrust {
 // is theirs, which this check refuses file by file.
 std::optional<Distrust> distrust(const struct stat& info, const std::filesystem::path& path);
 
-// The same for a path, following symlinks; a path that cannot be examined is not judged here (the
-// open or the read that follows fails on its own).
-std::optional<Distrust> distrust(const std::filesystem::path& path);
+// Whether this process may remove `item` (what lstat says of it) from a folder that it trusts
+// (`folder`, what fstat says of it): always where nobody else can write that folder, and only
+// what is its own where others can (a sticky shared folder, where the rest is another user's).
+bool may_remove(const struct stat& folder, const struct stat& item);
+
+// What a file is, in words: "a symbolic link", "a FIFO", "a socket", "a character device",
+// "a block device", "a folder", "a file".
+std::string_view file_type_words(mode_t mode);
 
 }  // namespace tropical::detail

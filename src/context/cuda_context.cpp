@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "cache/kernel_binaries.hpp"
+#include "loader/kernel_binaries.hpp"
 #include "catalogue/catalogue.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"

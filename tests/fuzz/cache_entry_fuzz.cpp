@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cache/entry_format.hpp"
-#include "cache/kernel_binaries.hpp"
+#include "cache/identity_record.hpp"
 #include "targets.hpp"
 
 namespace tropical::fuzz {

@@ -10,7 +10,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "cache/kernel_binaries.hpp"
+#include "loader/kernel_binaries.hpp"
 #include "nvrtc/compiler.hpp"
 
 namespace tropical::testing {

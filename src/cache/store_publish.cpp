@@ -1,0 +1,141 @@
+// Publishing a file of the cache (CacheStore::publish), and removing the temp files of writers
+// that died. A publish is: make the folder, create a unique temp file in it, lock it, write it,
+// fsync it, rename it over the final name, fsync the folder. A writer killed at any step leaves
+// the final name as it was (absent, or the old whole file) and at most its temp file, which the
+// next writer removes once no lock is held on it.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "cache/cache_store.hpp"
+#include "cache/file_trust.hpp"
+#include "util/warnings.hpp"
+
+namespace tropical::detail {
+
+namespace {
+
+std::atomic<PublishHook> g_publish_hook{nullptr};
+
+void step(PublishStep s, std::string_view file) {
+    if (const PublishHook hook = g_publish_hook.load(std::memory_order_relaxed)) hook(s, file);
+}
+
+bool write_all(int fd, std::span<const std::byte> bytes) {
+    while (!bytes.empty()) {
+        const ssize_t written = ::write(fd, bytes.data(), bytes.size());
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        bytes = bytes.subspan(static_cast<std::size_t>(written));
+    }
+    return true;
+}
+
+std::chrono::system_clock::time_point modified(const struct stat& info) {
+    return std::chrono::system_clock::time_point{std::chrono::duration_cast<std::chrono::system_clock::duration>(
+        std::chrono::seconds(info.st_mtim.tv_sec) + std::chrono::nanoseconds(info.st_mtim.tv_nsec))};
+}
+
+}  // namespace
+
+void set_publish_hook_for_testing(PublishHook hook) { g_publish_hook = hook; }
+
+StoreWrite CacheStore::publish(int where, const std::string& name, std::span<const std::byte> bytes) {
+    if (!usable_ || !writable_) return problem();
+    Opened opened;
+    std::string temp;
+    FileHandle fd;
+    // Another process clearing the cache may remove the folders, empty, between their creation and
+    // the open: they are made again (a few times) before the cache is called unusable.
+    for (int attempt = 0; attempt < 3 && !fd; ++attempt) {
+        step(PublishStep::OpenFolder, name);
+        opened = open_for_use(where, true);
+        if (!opened.folder) return opened.why;
+        sweep_abandoned(*opened.folder, where);
+        step(PublishStep::CreateTemp, name);
+        temp = temp_file_name(name);
+        // 0644 whatever the umask (it can only remove bits): never writable by anyone else.
+        const int created =
+            ::openat(opened.folder->fd.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        const int error = errno;
+        fd.reset(created);
+        if (!fd && error != ENOENT)
+            return degrade(
+                fmt::format("cannot create {}: {}", (opened.folder->path / temp).string(), std::strerror(error)));
+    }
+    if (!fd)
+        return degrade(fmt::format("a folder on the way to {} keeps disappearing (another process clearing the cache?)",
+                                   (root_ / name).string()));
+    const Folder& folder = *opened.folder;
+    const std::string temp_path = (folder.path / temp).string();
+    auto failed = [&](const char* doing, int error) {
+        ::unlinkat(folder.fd.get(), temp.c_str(), 0);
+        return degrade(fmt::format("cannot {} {}: {}", doing, temp_path, std::strerror(error)));
+    };
+    step(PublishStep::Lock, name);
+    // Held until the file is renamed and closed: whoever finds it locked knows that its writer lives.
+    (void)::flock(fd.get(), LOCK_EX | LOCK_NB);
+    step(PublishStep::Write, name);
+    if (!write_all(fd.get(), bytes)) return failed("write", errno);
+    step(PublishStep::SyncFile, name);
+    // On disk before it has its final name: after a power loss that name holds a whole file or the
+    // old one, never a partial one. A file system that cannot sync (EINVAL) still renames atomically.
+    if (::fsync(fd.get()) != 0 && errno != EINVAL) return failed("write", errno);
+    step(PublishStep::Rename, name);
+    if (::renameat(folder.fd.get(), temp.c_str(), folder.fd.get(), name.c_str()) != 0) {
+        const int error = errno;
+        ::unlinkat(folder.fd.get(), temp.c_str(), 0);
+        if (error != EISDIR && error != ENOTEMPTY && error != EEXIST)
+            return degrade(fmt::format("cannot rename {} to {}: {}", temp_path, name, std::strerror(error)));
+        // A folder where the file goes: this one file cannot be kept, the others still can. A link,
+        // a FIFO or any other file there is simply replaced by the rename.
+        const std::string path = (folder.path / name).string();
+        StoreWrite why{false, true, fmt::format("{} is a folder, where the kernel cache keeps a file", path),
+                       fmt::format("remove it (rm -r {}); tropical-gemm-warmup --clear removes it if empty", path)};
+        warn_once("kernel cache in the way " + path,
+                  fmt::format("the kernel cache cannot keep {}: it is a folder, where the cache keeps a file. That "
+                              "kernel is kept in memory only. To fix it: {}.",
+                              path, why.fix));
+        return why;
+    }
+    step(PublishStep::SyncFolder, name);
+    // The rename itself on disk; a file system that cannot sync a folder is no failure.
+    (void)::fsync(folder.fd.get());
+    step(PublishStep::Done, name);
+    return {true, false, "", ""};
+}
+
+void CacheStore::sweep_abandoned(const Folder& folder, int where) {
+    {
+        std::lock_guard lock(mutex_);
+        if (!swept_.insert(where).second) return;  // once per folder and store
+    }
+    for (const auto& name : folder_names(folder))
+        if (is_temp_file_name(name)) remove_if_abandoned(folder, name);
+}
+
+bool CacheStore::remove_if_abandoned(const Folder& folder, const std::string& name) {
+    if (folder.distrust) return false;
+    const auto info = stat_at(folder, name);
+    if (!info || !may_remove(folder.info, *info)) return false;
+    if (std::chrono::system_clock::now() - modified(*info) < kAbandonedTempAge) return false;
+    FileHandle held;
+    if (S_ISREG(info->st_mode)) {
+        held.reset(::openat(folder.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        // Its writer holds it locked until the rename: a lock refused means the writer lives. (Where
+        // the file system has no locks, the age alone decides.)
+        if (!held || (::flock(held.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)) return false;
+    }
+    if (remove_at(folder, name, *info) != 0) return false;
+    note_cache_removal();
+    return true;
+}
+
+}  // namespace tropical::detail
