@@ -76,6 +76,29 @@ TEST(CApiCache, WarmingAnUnknownKernelNamesIt) {
     EXPECT_EQ(tropical_warm_kernel(nullptr, 90, &result), TROPICAL_INVALID_ARGUMENT);
 }
 
+// The architectures to warm, by the rule the warm-up tool shares (NVRTC is there on CI, no GPU).
+TEST(CApiCache, WarmTargetsAreCheckedAgainstNvrtcOrTheLocalGpus) {
+    int32_t archs[8] = {};
+    int64_t found = -1;
+    const int32_t wanted[] = {90, 80, 90};
+    ASSERT_EQ(tropical_warm_targets(wanted, 3, archs, 8, &found), TROPICAL_SUCCESS) << last_message();
+    ASSERT_EQ(found, 2);
+    EXPECT_EQ(archs[0], 80);
+    EXPECT_EQ(archs[1], 90);
+    const int32_t unknown[] = {999};
+    EXPECT_EQ(tropical_warm_targets(unknown, 1, archs, 8, &found), TROPICAL_UNSUPPORTED);
+    EXPECT_THAT(last_message(), HasSubstr("NVRTC cannot compile for sm_999: it knows"));
+    const int32_t nonsense[] = {7};
+    EXPECT_EQ(tropical_warm_targets(nonsense, 1, archs, 8, &found), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("7 is not an architecture"));
+    // None named: this machine's GPUs; without one, the error says to name them.
+    const tropical_status local = tropical_warm_targets(nullptr, 0, archs, 8, &found);
+    if (local != TROPICAL_SUCCESS) {
+        EXPECT_TRUE(local == TROPICAL_NO_DRIVER || local == TROPICAL_NO_DEVICE) << local;
+        EXPECT_THAT(last_message(), HasSubstr("name the architectures"));
+    }
+}
+
 TEST(CApiNvrtc, FallbacksComeAfterTheLibrarysOwnPlacesOnce) {
     ::unsetenv("TROPICAL_GEMM_NVRTC");
     ASSERT_EQ(tropical_add_nvrtc_fallback("/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13"), TROPICAL_SUCCESS);

@@ -107,6 +107,12 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_cache_directory(char* path, int64_
  * into `archs`, how many devices there are into *count. Needs the driver, not a context. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_device_architectures(int32_t* archs, int64_t capacity, int64_t* count);
 
+/* The architectures a warm-up compiles for, by the rule of tropical::warm_targets (tropical/cache.hpp):
+ * the `count` requested ones (checked against NVRTC where it can be loaded), or with count 0 this
+ * machine's GPUs'; up to `capacity` into `archs`, how many into *found. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_warm_targets(const int32_t* requested, int64_t count, int32_t* archs,
+                                                           int64_t capacity, int64_t* found);
+
 typedef struct tropical_warm_result {
     int32_t compiled;    /* 1: compiled by this call; 0: the cache held a valid entry already */
     int32_t ptx_for_jit; /* 1: stored as PTX for the driver to finish (NVRTC does not know the architecture) */

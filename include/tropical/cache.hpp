@@ -56,6 +56,20 @@ TROPICAL_GEMM_EXPORT std::vector<int> supported_architectures();
 // context. Throws NoDriver without a usable driver; empty where the driver sees no device.
 TROPICAL_GEMM_EXPORT std::vector<int> device_architectures();
 
+// The architectures a warm-up compiles for (XY of sm_XY, ascending, each once): `requested`, or
+// where it is empty this machine's GPUs' (every architecture NVRTC knows with `every_known`). One
+// rule for the warm-up tool and the Python package. A requested architecture that NVRTC cannot
+// compile for is refused (Unsupported, naming those it can); where NVRTC cannot be loaded the
+// request goes unchecked (a warm cache needs no NVRTC) and `note` says so. Throws NoDriver or
+// NoDevice, saying to name the architectures, where none is requested and this machine has no
+// usable GPU; InvalidArgument for a value that is no architecture; NoCompiler for every_known
+// without NVRTC.
+struct WarmTargets {
+    std::vector<int> archs;
+    std::string note;
+};
+TROPICAL_GEMM_EXPORT WarmTargets warm_targets(const std::vector<int>& requested, bool every_known = false);
+
 struct WarmResult {
     bool compiled = false;     // compiled by this call; false: a valid entry was already in the cache
     bool ptx_for_jit = false;  // stored as PTX that the driver finishes: NVRTC does not know the architecture

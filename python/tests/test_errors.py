@@ -121,3 +121,28 @@ def test_warm_up_arguments():
         tg.warm_up(dtypes=["float16"], archs=[90])
     with pytest.raises(tg.InvalidArgumentError, match="unknown semiring"):
         tg.warm_up(semirings=["plus"], archs=[90])
+
+
+def test_warm_up_architectures_follow_the_tools_rule():
+    # An architecture NVRTC cannot compile for is refused, as tropical-gemm-warmup refuses it, and
+    # nothing is created for it (NVRTC, which says what it knows, is there wherever the tests run).
+    with pytest.raises(tg.UnsupportedError, match="NVRTC cannot compile for sm_999"):
+        tg.warm_up(["tropical_gemm_f32_maxplus"], archs=[999])
+    with pytest.raises(tg.InvalidArgumentError, match="archs is empty"):
+        tg.warm_up(archs=[])
+    assert tg.cache.warm_targets([90, 80, 90]) == [80, 90]
+
+
+def test_warm_up_without_a_gpu_says_how_to_name_architectures(python, subprocess_env):
+    env = dict(subprocess_env, TROPICAL_GEMM_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    code = textwrap.dedent("""
+        import tropical_gemm as tg
+        try:
+            tg.warm_up(dtypes=["float32"])
+        except tg.TropicalError as e:
+            print(type(e).__name__, e)
+        """)
+    r = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "NoDriverError" in r.stdout and "name the architectures" in r.stdout
+    assert "warm_up(archs=[80, 90])" in r.stdout

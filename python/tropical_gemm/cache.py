@@ -75,6 +75,25 @@ def cache_directory() -> tuple[str, bool]:
     return os.fsdecode(buffer.value), bool(enabled.value)
 
 
+def warm_targets(archs: Iterable[int] | None = None) -> list[int]:
+    """The architectures warm_up compiles for, by the library's rule (the warm-up tool's too):
+    ``archs`` checked against what NVRTC can compile for (where NVRTC can be loaded), or this
+    machine's GPUs' where ``archs`` is None."""
+    requested = [] if archs is None else [int(a) for a in archs]
+    if archs is not None and not requested:
+        raise InvalidArgumentError("archs is empty: name the architectures, e.g. warm_up(archs=[90]), or leave it out")
+    given = (ctypes.c_int32 * max(len(requested), 1))(*requested)
+    out = (ctypes.c_int32 * 64)()
+    found = ctypes.c_int64(0)
+    status = _native.lib.tropical_warm_targets(given, len(requested), out, 64, ctypes.byref(found))
+    if status:
+        err = _native.library_error(status, "warm_up: ")
+        if not requested:  # no GPU here to warm for: how to name the architectures, in Python
+            err = type(err)(f"{err}. With this package: warm_up(archs=[80, 90])", status)
+        raise err
+    return list(out[: min(found.value, 64)])
+
+
 def device_architectures() -> list[int]:
     """The architecture (e.g. 90 for sm_90) of each CUDA device, by ordinal; needs the driver, not a context."""
     capacity = 64
@@ -174,12 +193,8 @@ def warm_up(
     :class:`InvalidArgumentError` where the disk cache is off (``TROPICAL_GEMM_CACHE=off``).
     """
     names = select_kernels(kernels, dtypes, semirings, groups=groups, variants=variants)
-    arch_list = sorted(set(archs)) if archs is not None else sorted(set(device_architectures()))
-    if not arch_list:
-        raise InvalidArgumentError(
-            "no CUDA device found to warm the cache for; name the architectures, e.g. warm_up(archs=[90])"
-        )
-    _nvrtc.ensure()
+    _nvrtc.ensure()  # before the architectures are checked against NVRTC
+    arch_list = warm_targets(archs)
     tasks = [(n, a) for a in arch_list for n in names]
 
     def warm(task):

@@ -2,6 +2,7 @@
 // tropical/cache.hpp and the NVRTC loader.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -66,6 +67,20 @@ tropical_status tropical_device_architectures(int32_t* archs, int64_t capacity, 
         const auto found = tropical::device_architectures();
         *count = static_cast<int64_t>(found.size());
         for (std::size_t i = 0; i < found.size() && static_cast<int64_t>(i) < capacity; ++i) archs[i] = found[i];
+    });
+}
+
+tropical_status tropical_warm_targets(const int32_t* requested, int64_t count, int32_t* archs, int64_t capacity,
+                                      int64_t* found) {
+    return guarded([&] {
+        require_pointer(found, "found");
+        if (count > 0) require_pointer(requested, "requested");
+        if (capacity > 0) require_pointer(archs, "archs");
+        if (count < 0) throw tropical::InvalidArgument(fmt::format("count is {}; it must be 0 or more", count));
+        const auto targets = tropical::warm_targets(std::vector<int>(requested, requested + count));
+        *found = static_cast<int64_t>(targets.archs.size());
+        for (std::size_t i = 0; i < targets.archs.size() && static_cast<int64_t>(i) < capacity; ++i)
+            archs[i] = targets.archs[i];
     });
 }
 

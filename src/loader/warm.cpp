@@ -1,5 +1,6 @@
 // Warming the kernel cache ahead of time (tropical/cache.hpp): what tropical-gemm-warmup and the
 // Python package's warm_up do, through the same loader the library uses when it runs.
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -110,6 +111,47 @@ std::vector<int> device_architectures() {
         archs.push_back(major * 10 + minor);
     }
     return archs;
+}
+
+WarmTargets warm_targets(const std::vector<int>& requested, bool every_known) {
+    auto unique = [](std::vector<int> archs) {
+        std::sort(archs.begin(), archs.end());
+        archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
+        return archs;
+    };
+    if (requested.empty() && !every_known) {
+        std::vector<int> local;
+        try {
+            local = device_architectures();
+        } catch (const NoDriver& e) {
+            throw NoDriver(fmt::format("there is no CUDA GPU here to warm the cache for, so name the architectures to "
+                                       "compile for (such as sm_80 and sm_90). Why no GPU: {}",
+                                       e.what()));
+        }
+        if (local.empty())
+            throw NoDevice("this machine has no CUDA GPU to warm the cache for: name the architectures to compile for "
+                           "(such as sm_80 and sm_90)");
+        return {unique(local), {}};
+    }
+    for (int arch : requested)
+        if (arch < 10 || arch > 9999)
+            throw InvalidArgument(fmt::format("{} is not an architecture: sm_XY is written XY, as in 80 or 90", arch));
+    std::vector<int> known;
+    try {
+        known = supported_architectures();
+    } catch (const NoCompiler& e) {
+        if (every_known)
+            throw NoCompiler(fmt::format("every architecture NVRTC knows needs NVRTC to know them: {}", e.what()));
+        return {unique(requested), "NVRTC could not be loaded, so the architectures were not checked"};
+    }
+    if (every_known) return {known, {}};
+    for (int arch : requested)
+        if (!std::binary_search(known.begin(), known.end(), arch)) {
+            std::string names;
+            for (int k : known) names += fmt::format("{}sm_{}", names.empty() ? "" : ", ", k);
+            throw Unsupported(fmt::format("NVRTC cannot compile for sm_{}: it knows {}", arch, names));
+        }
+    return {unique(requested), {}};
 }
 
 WarmResult warm_kernel(const CacheSettings& settings, const KernelInfo& kernel, int arch) {

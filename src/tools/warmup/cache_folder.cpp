@@ -1,6 +1,5 @@
 #include "cache_folder.hpp"
 
-#include <cstdlib>
 #include <string>
 
 #include <fmt/format.h>
@@ -10,13 +9,8 @@ namespace {
 
 // Why the environment gives no cache folder to use; empty where it gives one.
 std::string why_no_cache_folder(const tropical::CacheSettings& settings) {
-    std::string reason = tropical::cache_disabled_reason();
-    if (!reason.empty()) return reason;
-    // The library reports a set but empty TROPICAL_GEMM_CACHE_DIR itself; a library from before it
-    // did took the next folder in line instead. Checked here too, since for this tool that fallback
-    // means clearing or trimming a cache nobody named.
-    if (const char* dir = std::getenv("TROPICAL_GEMM_CACHE_DIR"); dir && *dir == '\0')
-        return "TROPICAL_GEMM_CACHE_DIR is set but empty";
+    // The library says why (TROPICAL_GEMM_CACHE=off, an empty TROPICAL_GEMM_CACHE_DIR, no HOME).
+    if (std::string reason = tropical::cache_disabled_reason(); !reason.empty()) return reason;
     if (!settings.enabled || settings.root.empty()) return "the library's settings leave the disk cache off";
     return {};
 }

@@ -22,45 +22,23 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// This machine's GPUs' architectures, each once, ascending.
-std::vector<int> local_architectures() {
-    std::vector<int> local;
-    try {
-        local = tropical::device_architectures();
-    } catch (const tropical::Error& e) {
-        throw Fatal{kEnvironment, fmt::format("no CUDA GPU here to warm the cache for, and no --arch. To warm the "
-                                              "cache for other machines, name their architectures: --arch "
-                                              "sm_80,sm_90\nWhy no GPU: {}",
-                                              e.what())};
-    }
-    if (local.empty())
-        throw Fatal{kEnvironment, "this machine has no CUDA GPU. To warm the cache for other machines, name their "
-                                  "architectures: --arch sm_80,sm_90"};
-    std::sort(local.begin(), local.end());
-    local.erase(std::unique(local.begin(), local.end()), local.end());
-    return local;
-}
-
-// The architectures to warm: those named (checked against what NVRTC can target, when it can be
-// loaded), else those of this machine's GPUs.
+// The architectures to warm, by the library's rule (tropical::warm_targets, which the Python package
+// shares): those named, checked against what NVRTC can target where it can be loaded, else this
+// machine's GPUs'.
 std::vector<int> target_architectures(const Options& o, std::string& note) {
-    if (o.archs.empty() && !o.all_archs) return local_architectures();
-    std::vector<int> known;
     try {
-        known = tropical::supported_architectures();
+        tropical::WarmTargets targets = tropical::warm_targets(o.archs, o.all_archs);
+        note = std::move(targets.note);
+        return std::move(targets.archs);
+    } catch (const tropical::Unsupported& e) {
+        throw Fatal{kUsage, e.what()};
+    } catch (const tropical::InvalidArgument& e) {
+        throw Fatal{kUsage, e.what()};
     } catch (const tropical::NoCompiler& e) {
-        // A warm cache needs no NVRTC: go on unchecked; a kernel that must be compiled reports it.
-        if (o.all_archs)
-            throw Fatal{kEnvironment, fmt::format("--arch all needs NVRTC to know the architectures: {}", e.what())};
-        note = "NVRTC could not be loaded, so the architectures were not checked";
-        return o.archs;
+        throw Fatal{kEnvironment, fmt::format("--arch all: {}", e.what())};
+    } catch (const tropical::Error& e) {  // no driver or no device, and no --arch
+        throw Fatal{kEnvironment, fmt::format("{}. With this tool: --arch sm_80,sm_90", e.what())};
     }
-    if (o.all_archs) return known;
-    for (int arch : o.archs)
-        if (!std::binary_search(known.begin(), known.end(), arch))
-            throw Fatal{kUsage,
-                        fmt::format("NVRTC cannot compile for {}: it knows {}", arch_name(arch), arch_list(known))};
-    return o.archs;
 }
 
 // Runs the tasks on `jobs` threads. The first error that makes going on pointless (no NVRTC, a
