@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -30,6 +31,28 @@ Fallbacks& fallbacks() {
 std::string env(const char* name) {
     const char* value = std::getenv(name);
     return value ? value : "";
+}
+
+// NVRTC opens its builtins (libnvrtc-builtins.so.<major>.<minor>) by name the first time it
+// compiles, which the loader finds only on its own path or through NVRTC's RUNPATH. An NVRTC found
+// elsewhere (a Python package's copy without RUNPATH, as pip's CUDA 13.0 one is) then fails every
+// compile ("failed to open libnvrtc-builtins.so.13.0"). Loading the builtins that lie beside it, by
+// path, first makes NVRTC's own dlopen find them already loaded (by their soname). Best effort:
+// where there are none beside it, NVRTC searches as it always does.
+void preload_builtins(const std::string& nvrtc_file, int major, int minor) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path folder = fs::path(nvrtc_file).parent_path();
+    const std::string exact = fmt::format("libnvrtc-builtins.so.{}.{}", major, minor);
+    std::string found;
+    if (fs::is_regular_file(folder / exact, ec)) {
+        found = (folder / exact).string();
+    } else {
+        const std::string prefix = fmt::format("libnvrtc-builtins.so.{}.", major);
+        for (const auto& entry : fs::directory_iterator(folder, ec))
+            if (entry.path().filename().string().starts_with(prefix)) found = entry.path().string();
+    }
+    if (!found.empty()) (void)dlopen(found.c_str(), RTLD_NOW | RTLD_GLOBAL);  // kept for the process
 }
 
 }  // namespace
@@ -89,6 +112,7 @@ NvrtcApi load_nvrtc(const std::string& override_path) {
     if (Dl_info info{}; dladdr(reinterpret_cast<void*>(api.nvrtcVersion), &info) != 0 && info.dli_fname)
         api.library_path = info.dli_fname;
     api.nvrtcVersion(&api.major, &api.minor);
+    preload_builtins(api.library_path, api.major, api.minor);
     int count = 0;
     api.nvrtcGetNumSupportedArchs(&count);
     api.supported_archs.resize(static_cast<std::size_t>(std::max(count, 0)));
