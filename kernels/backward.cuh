@@ -12,6 +12,21 @@ namespace tg {
 //    once, and the additions are shared-memory atomics. With `overwrite` the result replaces grad
 //    (the host then skips zeroing it); otherwise it is added.
 //  - else global atomics over the elements of grad_C (grad zeroed by the host unless accumulating).
+// g, grad_C[i,j] of product b, as it reaches the gradient of A at (i,k) (GRAD_A) or of B at (k,j)
+// by p.route; false where the route gives that gradient nothing (MaxMin, MinMax: the other operand
+// took the term).
+template <class T, bool GRAD_A>
+__device__ __forceinline__ bool routed(const TgBackwardParams& p, long long b, long long i, long long j, int k, T& g) {
+    if (p.route == kTgRouteAsIs) return true;
+    if (p.route == kTgRouteProduct) {
+        g *= GRAD_A ? *element<const T>(p.b, b, k, j) : *element<const T>(p.a, b, i, k);
+        return true;
+    }
+    const T x = *element<const T>(p.a, b, i, k), y = *element<const T>(p.b, b, k, j);
+    const bool a_took = x != x || (y == y && (p.route == kTgRouteToMin ? x <= y : x >= y));
+    return a_took == GRAD_A;
+}
+
 template <class T, bool GRAD_A>
 __device__ __forceinline__ void backward(const TgBackwardParams& p) {
     const long long M = p.m, N = p.n, K = p.k;
@@ -24,8 +39,7 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
         k = *element<const int>(p.argmax, b, i, j);
         if (k < 0 || k >= K) return false;
         g = *element<const T>(p.grad_c, b, i, j);
-        if (p.multiply_by_other) g *= GRAD_A ? *element<const T>(p.other, b, k, j) : *element<const T>(p.other, b, i, k);
-        return true;
+        return routed<T, GRAD_A>(p, b, i, j, k, g);
     };
     auto store = [&](T* d, T v) {
         if (p.overwrite) *d = v;
@@ -72,8 +86,7 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
                     for (int e = 0; e < V; ++e) {
                         if (kv[e] < 0 || kv[e] >= K) continue;
                         T g = gv[e];
-                        if (p.multiply_by_other) g *= *element<const T>(p.other, b, kv[e], j0 + e);
-                        atomicAdd(&shared[kv[e]], g);
+                        if (routed<T, true>(p, b, i, j0 + e, kv[e], g)) atomicAdd(&shared[kv[e]], g);
                     }
                 }
             } else {
@@ -120,10 +133,11 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
                         k[u] = inside ? arg[u * arg_step] : -1;
                         g[u] = inside ? grad_c[u * grad_step] : T(0);
                     }
-                    if (p.multiply_by_other) {
+                    if (p.route != kTgRouteAsIs) {
 #pragma unroll
                         for (int u = 0; u < UNROLL; ++u)
-                            if (k[u] >= 0 && k[u] < K) g[u] *= *element<const T>(p.other, b, i0 + u * rows_apart, k[u]);
+                            if (k[u] >= 0 && k[u] < K && !routed<T, false>(p, b, i0 + u * rows_apart, j, k[u], g[u]))
+                                k[u] = -1;
                     }
 #pragma unroll
                     for (int u = 0; u < UNROLL; ++u)

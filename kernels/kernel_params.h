@@ -24,14 +24,20 @@ struct TgGemmParams {
     int k_splits;
 };
 
-// For every (b,i,j) whose argmax k is in [0, K):
-//   grad_a: grad[i,k] += grad_c[i,j] * (multiply_by_other ? other[k,j] : 1)   (other = B)
-//   grad_b: grad[k,j] += grad_c[i,j] * (multiply_by_other ? other[i,k] : 1)   (other = A)
+// How grad_C[i,j] reaches the gradient (TgBackwardParams::route): as it is (MaxPlus, MinPlus); times
+// the other operand, B[k,j] for grad_A and A[i,k] for grad_B (MaxMul, the product rule); or only to
+// the operand whose value the term took, the min of A[i,k] and B[k,j] (MaxMin) or the max (MinMax),
+// A's on a tie and where A is NaN.
+enum TgRoute { kTgRouteAsIs = 0, kTgRouteProduct = 1, kTgRouteToMin = 2, kTgRouteToMax = 3 };
+
+// For every (b,i,j) whose argmax k is in [0, K), by `route`:
+//   grad_a: grad[i,k] += grad_c[i,j] (x route)        grad_b: grad[k,j] += grad_c[i,j] (x route)
+// a and b are read where the route needs them (ptr null otherwise).
 // overwrite: grad = route(...) instead of grad += (only with the shared-memory path; see backward()).
 struct TgBackwardParams {
-    TgOperand grad_c, argmax, other, grad;
+    TgOperand grad_c, argmax, a, b, grad;
     long long m, n, k, batch;
-    int multiply_by_other;
+    int route;
     int overwrite;
 };
 

@@ -142,6 +142,8 @@ struct IsSame<A, A> {
 struct MaxPlus {};
 struct MinPlus {};
 struct MaxMul {};
+struct MaxMin {};
+struct MinMax {};
 
 template <class S, class T, bool Int = IsInt<T>::value>
 struct Ring;
@@ -231,6 +233,79 @@ struct Ring<MinPlus, T, true> {
     static __device__ __forceinline__ T times(T a, T b) { return a + b; }
     static __device__ __forceinline__ bool beats(T s, T acc) { return s < acc; }
     static __device__ __forceinline__ T finish(T acc) { return acc < threshold ? acc : zero(); }
+    static __device__ __forceinline__ T plus(T x, T y) { return x < y ? x : y; }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_min_nan(c, v); }
+};
+
+// MaxMin and MinMax (bottleneck paths, fuzzy relations): (x) is min or max, which neither overflows
+// nor makes a NaN out of infinities, so there is no sentinel scheme: the zero (-inf or +inf, the
+// type's lowest or highest integer) absorbs by itself and every input value is valid. Two min/max
+// per term, NaN-propagating for floats.
+template <class T>
+struct Ring<MaxMin, T, false> {
+    static __device__ __forceinline__ T mac_ordered(T a, T b, T acc) {
+        const T s = a < b ? a : b;
+        return s > acc ? s : acc;
+    }
+    // Only a NaN input makes a NaN term: min and max of infinities are infinities.
+    static __device__ __forceinline__ bool unsafe(T x) { return x != x; }
+    static __device__ __forceinline__ T zero() { return -infinity(T()); }
+    static __device__ __forceinline__ T stage(T x) { return x + T(0); }
+    static __device__ __forceinline__ T init() { return zero(); }
+    static __device__ __forceinline__ T mac(T a, T b, T acc) { return max_nan(acc, min_nan(a, b)); }
+    static __device__ __forceinline__ T times(T a, T b) { return min_nan(a, b); }
+    static __device__ __forceinline__ bool beats(T s, T acc) { return s > acc || (s != s && acc == acc); }
+    static __device__ __forceinline__ T finish(T acc) { return acc; }
+    static __device__ __forceinline__ T plus(T x, T y) { return max_nan(x, y); }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_max_nan(c, v); }
+};
+
+template <class T>
+struct Ring<MinMax, T, false> {
+    static __device__ __forceinline__ T mac_ordered(T a, T b, T acc) {
+        const T s = a > b ? a : b;
+        return s < acc ? s : acc;
+    }
+    static __device__ __forceinline__ bool unsafe(T x) { return x != x; }
+    static __device__ __forceinline__ T zero() { return infinity(T()); }
+    static __device__ __forceinline__ T stage(T x) { return x + T(0); }
+    static __device__ __forceinline__ T init() { return zero(); }
+    static __device__ __forceinline__ T mac(T a, T b, T acc) { return min_nan(acc, max_nan(a, b)); }
+    static __device__ __forceinline__ T times(T a, T b) { return max_nan(a, b); }
+    static __device__ __forceinline__ bool beats(T s, T acc) { return s < acc || (s != s && acc == acc); }
+    static __device__ __forceinline__ T finish(T acc) { return acc; }
+    static __device__ __forceinline__ T plus(T x, T y) { return min_nan(x, y); }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_min_nan(c, v); }
+};
+
+template <class T>
+struct Ring<MaxMin, T, true> {
+    static __device__ __forceinline__ T zero() { return IntLimits<T>::lowest; }
+    static __device__ __forceinline__ T stage(T x) { return x; }
+    static __device__ __forceinline__ T init() { return zero(); }
+    static __device__ __forceinline__ T mac(T a, T b, T acc) {
+        const T s = a < b ? a : b;
+        return s > acc ? s : acc;
+    }
+    static __device__ __forceinline__ T times(T a, T b) { return a < b ? a : b; }
+    static __device__ __forceinline__ bool beats(T s, T acc) { return s > acc; }
+    static __device__ __forceinline__ T finish(T acc) { return acc; }
+    static __device__ __forceinline__ T plus(T x, T y) { return x > y ? x : y; }
+    static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_max_nan(c, v); }
+};
+
+template <class T>
+struct Ring<MinMax, T, true> {
+    static __device__ __forceinline__ T zero() { return IntLimits<T>::highest; }
+    static __device__ __forceinline__ T stage(T x) { return x; }
+    static __device__ __forceinline__ T init() { return zero(); }
+    static __device__ __forceinline__ T mac(T a, T b, T acc) {
+        const T s = a > b ? a : b;
+        return s < acc ? s : acc;
+    }
+    static __device__ __forceinline__ T times(T a, T b) { return a > b ? a : b; }
+    static __device__ __forceinline__ bool beats(T s, T acc) { return s < acc; }
+    static __device__ __forceinline__ T finish(T acc) { return acc; }
     static __device__ __forceinline__ T plus(T x, T y) { return x < y ? x : y; }
     static __device__ __forceinline__ void plus_atomic(T* c, T v) { atomic_min_nan(c, v); }
 };

@@ -57,23 +57,30 @@ TEST(CApi, NullDescriptorIsNamed) {
     EXPECT_THAT(last_message(), HasSubstr("descriptor argmax is NULL"));
     // Backward needs the other operand for MaxMul only.
     const tropical_matrix index = row_major(3, 4, 5), grad_a = row_major(4, 4, 3);
-    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXMUL, TROPICAL_F32, &c, &index, nullptr, &grad_a, 1, nullptr),
+    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXMUL, TROPICAL_F32, &c, &index, nullptr, nullptr, &grad_a, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("descriptor b is NULL"));
-    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_F32, &c, &index, nullptr, &grad_a, 0, nullptr),
+    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_F32, &c, &index, nullptr, nullptr, &grad_a, 0, nullptr),
               TROPICAL_SUCCESS);
-    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MAXPLUS, TROPICAL_F32, nullptr, &index, nullptr, &grad_a, 1, nullptr),
+    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MAXPLUS, TROPICAL_F32, nullptr, &index, nullptr, nullptr, &grad_a, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("descriptor c is NULL"));
+    // MaxMin and MinMax route the gradient by both operands: both are needed, for either gradient.
+    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXMIN, TROPICAL_F32, &c, &index, nullptr, &b, &grad_a, 1, nullptr),
+              TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("descriptor a is NULL"));
+    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MINMAX, TROPICAL_F32, &c, &index, &a, nullptr, &b, 1, nullptr),
+              TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("descriptor b is NULL"));
 }
 
 TEST(CApi, IntegerBackwardIsUnsupported) {
     const tropical_matrix grad_c = row_major(0, 4, 5), index = row_major(1, 4, 5), grad_a = row_major(2, 4, 3),
                           grad_b = row_major(3, 3, 5);
-    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &grad_c, &index, nullptr, &grad_a, 1, nullptr),
+    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &grad_c, &index, nullptr, nullptr, &grad_a, 1, nullptr),
               TROPICAL_UNSUPPORTED);
     EXPECT_THAT(last_message(), HasSubstr("f32 and f64"));
-    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MINPLUS, TROPICAL_I64, &grad_c, &index, nullptr, &grad_b, 1, nullptr),
+    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MINPLUS, TROPICAL_I64, &grad_c, &index, nullptr, nullptr, &grad_b, 1, nullptr),
               TROPICAL_UNSUPPORTED);
     EXPECT_THAT(last_message(), HasSubstr("not i64"));
 }
@@ -88,9 +95,9 @@ TEST(CApi, ArgmaxWithAccumulateIsUnsupported) {
 
 TEST(CApi, UnknownEnumeratorsAreInvalidArguments) {
     const tropical_matrix a = row_major(0, 4, 3), b = row_major(1, 3, 5), c = row_major(2, 4, 5);
-    EXPECT_EQ(tropical_gemm(static_cast<tropical_semiring>(3), TROPICAL_F32, &a, &b, &c, 1, nullptr),
+    EXPECT_EQ(tropical_gemm(static_cast<tropical_semiring>(5), TROPICAL_F32, &a, &b, &c, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
-    EXPECT_THAT(last_message(), HasSubstr("unknown semiring (3)"));
+    EXPECT_THAT(last_message(), HasSubstr("unknown semiring (5)"));
     EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, static_cast<tropical_dtype>(4), &a, &b, &c, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("unknown element type (4)"));
@@ -132,7 +139,7 @@ TEST(CApi, MessagesArePerThread) {
     std::thread other([&] {
         fresh = last_message();  // a new thread has no error yet
         const tropical_matrix grad_c = row_major(0, 4, 5), index = row_major(1, 4, 5), grad_a = row_major(2, 4, 3);
-        tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &grad_c, &index, nullptr, &grad_a, 1, nullptr);
+        tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &grad_c, &index, nullptr, nullptr, &grad_a, 1, nullptr);
         theirs = last_message();
     });
     other.join();

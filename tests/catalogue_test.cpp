@@ -30,11 +30,12 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
         ++counts[static_cast<int>(k.group)];
     }
     EXPECT_GE(kernels.size(), 31u);
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 12 + 6);  // and the split-K twins of f32 and i32
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 12);
+    // 4 types x 5 semirings, and the split-K twins of f32 and i32.
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10);
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 20);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
     EXPECT_GE(counts[static_cast<int>(KernelGroup::Batched)], 3);
-    for (auto s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul})
+    for (auto s : all_semirings)
         EXPECT_NE(find_kernel(KernelOperation::Gemm, KernelVariant::Batched, DType::F32, s), nullptr);
 }
 

@@ -142,23 +142,27 @@ std::string one_call(Rng& rng, Kind kind, CUstream stream) {
             const Geometry go = random_geometry(rng, count, true), gg = random_geometry(rng, count, false);
             const auto grad_c = random_gradient<T>(rng, s.m, s.n, gc);
             const auto argmax = random_argmax(rng, s.m, s.n, s.k, gm, rng.chance(0.2));
-            const auto other = for_a ? random_matrix<T>(rng, ring, Values::Typical, s.k, s.n, go)
-                                     : random_matrix<T>(rng, ring, Values::Typical, s.m, s.k, go);
+            const auto a = random_matrix<T>(rng, ring, Values::Typical, s.m, s.k, go);
+            const auto b = random_matrix<T>(rng, ring, Values::Typical, s.k, s.n, random_geometry(rng, count, true));
             auto grad = for_a ? make_matrix<T>(s.m, s.k, gg) : make_matrix<T>(s.k, s.n, gg);
             const bool accumulate = rng.chance(0.3);
             if (accumulate) grad.fill([&] { return static_cast<T>(rng.real(-10.0, 10.0)); });
-            StreamMatrix<T> dgc(grad_c, stream), dother(other, stream), dgrad(grad, stream);
+            StreamMatrix<T> dgc(grad_c, stream), da(a, stream), db(b, stream), dgrad(grad, stream);
             StreamMatrix<std::int32_t> dm(argmax, stream);
             if (!accumulate) dgrad.poison(grad.poison);
             const GemmOptions with{stream, accumulate};
             if (for_a) {
-                if (use_batched_api) gemm_batched_backward_a<S>(dgc.batched(), dm.batched(), dother.batched(), dgrad.batched(), count, with);
-                else gemm_backward_a<S>(dgc.view(), dm.view(), dother.view(), dgrad.view(), with);
+                if (use_batched_api)
+                    gemm_batched_backward_a<S>(dgc.batched(), dm.batched(), da.batched(), db.batched(), dgrad.batched(),
+                                               count, with);
+                else gemm_backward_a<S>(dgc.view(), dm.view(), da.view(), db.view(), dgrad.view(), with);
             } else {
-                if (use_batched_api) gemm_batched_backward_b<S>(dgc.batched(), dm.batched(), dother.batched(), dgrad.batched(), count, with);
-                else gemm_backward_b<S>(dgc.view(), dm.view(), dother.view(), dgrad.view(), with);
+                if (use_batched_api)
+                    gemm_batched_backward_b<S>(dgc.batched(), dm.batched(), da.batched(), db.batched(), dgrad.batched(),
+                                               count, with);
+                else gemm_backward_b<S>(dgc.view(), dm.view(), da.view(), db.view(), dgrad.view(), with);
             }
-            const auto [expected, scale] = reference_backward<T>(ring, for_a, grad_c, argmax, other, grad, accumulate);
+            const auto [expected, scale] = reference_backward<T>(ring, for_a, grad_c, argmax, a, b, grad, accumulate);
             if (auto r = close("grad", expected, dgrad.download(), scale, backward_rtol<T>()); !r)
                 return where + (accumulate ? " accumulate: " : ": ") + r.message();
         }

@@ -197,6 +197,16 @@ TYPED_TEST(ReferenceTyped, BackwardByHand) {
         // grad_B[1,j] += g[i,j] * A[i,1]: col 0: 1*4 + 100*2 = 204; col 1: 10*4 + 1000*2 = 2040.
         {Semiring::MaxMul, Matrix<T>(2, 2, {T(20), T(12), T(10), T(6)}), Matrix<std::int32_t>(2, 2, {1, 1, 1, 1}),
          Matrix<T>(2, 2, {T(0), T(35), T(0), T(3500)}), Matrix<T>(2, 2, {T(0), T(0), T(204), T(2040)})},
+        // MaxMin: C = [max(1,4) max(1,3); max(2,2) max(1,2)] = [4 3; 2 2], argmax [1 1; 0 1] (a tie at
+        // (1,0): k = 0). The gradient goes to the operand that was the min: A[0,1]=4 < B[1,0]=5 (A),
+        // A[0,1]=4 > B[1,1]=3 (B), A[1,0]=3 > B[0,0]=2 (B), A[1,1]=2 < B[1,1]=3 (A).
+        {Semiring::MaxMin, Matrix<T>(2, 2, {T(4), T(3), T(2), T(2)}), Matrix<std::int32_t>(2, 2, {1, 1, 0, 1}),
+         Matrix<T>(2, 2, {T(0), T(1), T(0), T(1000)}), Matrix<T>(2, 2, {T(100), T(0), T(0), T(10)})},
+        // MinMax: C = [min(2,5) min(1,4); min(3,5) min(3,3)] = [2 1; 3 3], argmax all 0 (a tie at (1,1)).
+        // The gradient goes to the max at k = 0: B[0,0]=2 > A[0,0]=1 (B); A[0,0]=1 = B[0,1]=1 (a tie: A);
+        // A[1,0]=3 > B[0,0]=2 and > B[0,1]=1 (A, twice).
+        {Semiring::MinMax, Matrix<T>(2, 2, {T(2), T(1), T(3), T(3)}), Matrix<std::int32_t>(2, 2, {0, 0, 0, 0}),
+         Matrix<T>(2, 2, {T(10), T(0), T(1100), T(0)}), Matrix<T>(2, 2, {T(1), T(0), T(0), T(0)})},
     };
     for (const auto& t : cases) {
         SCOPED_TRACE(tropical::to_string(t.s));
@@ -206,12 +216,12 @@ TYPED_TEST(ReferenceTyped, BackwardByHand) {
         expect_same(c, t.c);
         expect_same(arg, t.arg);
         Matrix<T> grad_a(2, 2, T(0)), grad_b(2, 2, T(0));
-        ref::backward_a<T>(t.s, g.cview(), arg.cview(), b.cview(), grad_a.view());
-        ref::backward_b<T>(t.s, g.cview(), arg.cview(), a.cview(), grad_b.view());
+        ref::backward_a<T>(t.s, g.cview(), arg.cview(), a.cview(), b.cview(), grad_a.view());
+        ref::backward_b<T>(t.s, g.cview(), arg.cview(), a.cview(), b.cview(), grad_b.view());
         expect_same(grad_a, t.grad_a);
         expect_same(grad_b, t.grad_b);
         // Backward accumulates into what is there.
-        ref::backward_a<T>(t.s, g.cview(), arg.cview(), b.cview(), grad_a.view());
+        ref::backward_a<T>(t.s, g.cview(), arg.cview(), a.cview(), b.cview(), grad_a.view());
         for (std::int64_t i = 0; i < 2; ++i)
             for (std::int64_t j = 0; j < 2; ++j) EXPECT_EQ(grad_a(i, j), T(2) * t.grad_a(i, j));
     }
@@ -226,8 +236,8 @@ TYPED_TEST(ReferenceTyped, BackwardSkipsMissingArgmax) {
         std::vector<T> storage_a(2048, T(0)), storage_b(2048, T(0));
         const ref::HostView<T> grad_a{storage_a.data(), 1, 2, 0, 1};
         const ref::HostView<T> grad_b{storage_b.data(), 2, 1, 1, 0};
-        ref::backward_a<T>(Semiring::MaxMul, g.cview(), arg.cview(), b.cview(), grad_a);
-        ref::backward_b<T>(Semiring::MaxMul, g.cview(), arg.cview(), a.cview(), grad_b);
+        ref::backward_a<T>(Semiring::MaxMul, g.cview(), arg.cview(), a.cview(), b.cview(), grad_a);
+        ref::backward_b<T>(Semiring::MaxMul, g.cview(), arg.cview(), a.cview(), b.cview(), grad_b);
         for (T x : storage_a) EXPECT_EQ(x, T(0)) << "k = " << k;
         for (T x : storage_b) EXPECT_EQ(x, T(0)) << "k = " << k;
     }

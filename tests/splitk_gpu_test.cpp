@@ -28,7 +28,9 @@ namespace {
 
 // The 32-bit cases: f64 and i64 have no split-K kernels.
 using SplitCases = ::testing::Types<Case<MaxPlus, float>, Case<MinPlus, float>, Case<MaxMul, float>,
-                                    Case<MaxPlus, std::int32_t>, Case<MinPlus, std::int32_t>, Case<MaxMul, std::int32_t>>;
+                                    Case<MaxMin, float>, Case<MinMax, float>, Case<MaxPlus, std::int32_t>,
+                                    Case<MinPlus, std::int32_t>, Case<MaxMul, std::int32_t>, Case<MaxMin, std::int32_t>,
+                                    Case<MinMax, std::int32_t>>;
 
 template <class C>
 class SplitKGpu : public ::testing::Test {};

@@ -141,8 +141,8 @@ TEST(ValidateEnums, UnknownDType) {
 
 TEST(ValidateEnums, UnknownSemiring) {
     Request q = gemm_request(4, 5, 3);
-    q.semiring = static_cast<Semiring>(3);
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("unknown semiring"), HasSubstr("3")));
+    q.semiring = static_cast<Semiring>(std::size(all_semirings));
+    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("unknown semiring"), HasSubstr("5")));
 }
 
 TEST(ValidateEnums, UnknownLayout) {

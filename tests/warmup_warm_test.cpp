@@ -18,11 +18,11 @@ TEST(Warmup, ArchModeFillsATemporaryCacheForSm80AndSm90) {
     const Json doc = run.json();
     EXPECT_EQ(doc["command"].text, "warm");
     EXPECT_EQ(doc["exit_code"].integer(), 0);
-    // The f32 gemm group: 3 semirings, each with its split-K twin, for 2 architectures.
-    EXPECT_EQ(doc["compiled"].integer(), 12);
+    // The f32 gemm group: 5 semirings, each with its split-K twin, for 2 architectures.
+    EXPECT_EQ(doc["compiled"].integer(), 20);
     EXPECT_EQ(doc["cached"].integer(), 0);
     EXPECT_EQ(doc["failed"].integer(), 0);
-    ASSERT_EQ(doc["results"].size(), 12u);
+    ASSERT_EQ(doc["results"].size(), 20u);
     for (const auto& r : doc["results"].items) {
         EXPECT_EQ(r["status"].text, "compiled");
         EXPECT_GT(r["seconds"].number, 0.0);
@@ -111,7 +111,8 @@ TEST(Warmup, VariantSelectsKernelsByHowTheyCompute) {
     // The gemm group is the tiled products and their split-K twins; --variant narrows it to either.
     EXPECT_EQ(listed({"--group", "gemm", "--type", "f32", "--variant", "tiled"}),
               (std::vector<std::string>{"tropical_gemm_f32_maxplus", "tropical_gemm_f32_minplus",
-                                        "tropical_gemm_f32_maxmul"}));
+                                        "tropical_gemm_f32_maxmul", "tropical_gemm_f32_maxmin",
+                                        "tropical_gemm_f32_minmax"}));
     EXPECT_EQ(listed({"--variant", "scatter"}), registry_where([](const auto& k) {
                   return k.group == tropical::KernelGroup::BackwardA || k.group == tropical::KernelGroup::BackwardB;
               }));

@@ -18,7 +18,13 @@ extern "C" {
 typedef enum tropical_status { TROPICAL_STATUS_LIST(TROPICAL_STATUS_ENUMERATOR) } tropical_status;
 #undef TROPICAL_STATUS_ENUMERATOR
 
-typedef enum tropical_semiring { TROPICAL_MAXPLUS = 0, TROPICAL_MINPLUS = 1, TROPICAL_MAXMUL = 2 } tropical_semiring;
+typedef enum tropical_semiring {
+    TROPICAL_MAXPLUS = 0,
+    TROPICAL_MINPLUS = 1,
+    TROPICAL_MAXMUL = 2,
+    TROPICAL_MAXMIN = 3,
+    TROPICAL_MINMAX = 4
+} tropical_semiring;
 typedef enum tropical_dtype { TROPICAL_F32 = 0, TROPICAL_F64 = 1, TROPICAL_I32 = 2, TROPICAL_I64 = 3 } tropical_dtype;
 typedef enum tropical_layout { TROPICAL_ROW_MAJOR = 0, TROPICAL_COL_MAJOR = 1 } tropical_layout;
 
@@ -56,19 +62,20 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_argmax(tropical_semiring semi
                                                           const tropical_matrix* c, const tropical_matrix* argmax,
                                                           int64_t batch, const tropical_options* options);
 
-/* grad_A from grad_C and argmax; b is read for MaxMul only (may be NULL otherwise). */
+/* grad_A (M x K) from grad_C (M x N), argmax, a (M x K) and b (K x N): b is read for MaxMul, MaxMin
+ * and MinMax, a for MaxMin and MinMax; either may be NULL where it is not read. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_backward_a(tropical_semiring semiring, tropical_dtype dtype,
                                                               const tropical_matrix* grad_c,
-                                                              const tropical_matrix* argmax, const tropical_matrix* b,
-                                                              const tropical_matrix* grad_a, int64_t batch,
-                                                              const tropical_options* options);
+                                                              const tropical_matrix* argmax, const tropical_matrix* a,
+                                                              const tropical_matrix* b, const tropical_matrix* grad_a,
+                                                              int64_t batch, const tropical_options* options);
 
-/* grad_B from grad_C and argmax; a is read for MaxMul only (may be NULL otherwise). */
+/* grad_B (K x N) likewise: a is read for MaxMul, MaxMin and MinMax, b for MaxMin and MinMax. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_backward_b(tropical_semiring semiring, tropical_dtype dtype,
                                                               const tropical_matrix* grad_c,
                                                               const tropical_matrix* argmax, const tropical_matrix* a,
-                                                              const tropical_matrix* grad_b, int64_t batch,
-                                                              const tropical_options* options);
+                                                              const tropical_matrix* b, const tropical_matrix* grad_b,
+                                                              int64_t batch, const tropical_options* options);
 
 /* The message of the last failed call on this thread ("" if none). */
 TROPICAL_GEMM_EXPORT const char* tropical_last_error_message(void);
@@ -79,6 +86,10 @@ TROPICAL_GEMM_EXPORT const char* tropical_status_string(tropical_status status);
 /* The status's name as tropical/status.h spells it for C++ ("InvalidArgument"), or NULL for a value
  * that is no status: languages that map statuses to their own exceptions iterate from 0 to NULL. */
 TROPICAL_GEMM_EXPORT const char* tropical_status_name(tropical_status status);
+
+/* The semiring's name ("maxplus", "maxmin"), or NULL for a value that is no semiring: languages that
+ * take semirings by name iterate from 0 to NULL. */
+TROPICAL_GEMM_EXPORT const char* tropical_semiring_name(tropical_semiring semiring);
 
 /* --- the kernel registry (tropical/kernels.hpp) ---------------------------------------------------- */
 

@@ -5,6 +5,8 @@
 //   MaxPlus   max   +     -inf (integers: min)      0
 //   MinPlus   min   +     +inf (integers: max)      0
 //   MaxMul    max   *     0                         1
+//   MaxMin    max   min   -inf (integers: min)      +inf (integers: max)
+//   MinMax    min   max   +inf (integers: max)      -inf (integers: min)
 //
 // All operands are in device memory of one GPU; every call is asynchronous on options.stream,
 // allocates nothing and never synchronises. Inputs are validated before anything is launched:
@@ -42,14 +44,19 @@ struct OperandRef {
 
 // The library's entry points behind the templates below: `batch` products C = A (x) B (with the
 // argmax where `argmax` is not null), and the gradient of A (M x K) or B (K x N) from grad_C,
-// argmax and the other operand (read for MaxMul only).
+// argmax, A and B (each read where the semiring's gradient needs it, else it may be empty).
 TROPICAL_GEMM_EXPORT void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandRef& b,
                                   const OperandRef& c, const OperandRef* argmax, std::int64_t batch,
                                   const GemmOptions& options);
 enum class Gradient : std::uint8_t { OfA, OfB };
 TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c,
-                                   const OperandRef& argmax, const OperandRef& other, const OperandRef& grad,
-                                   std::int64_t batch, const GemmOptions& options);
+                                   const OperandRef& argmax, const OperandRef& a, const OperandRef& b,
+                                   const OperandRef& grad, std::int64_t batch, const GemmOptions& options);
+
+// Whether the gradients of semiring S need both operands (MaxMin, MinMax: grad_C goes to the operand
+// whose value the term took), so that the short backward forms below, which take one, refuse it.
+template <class S>
+inline constexpr bool needs_both_operands = S::value == Semiring::MaxMin || S::value == Semiring::MinMax;
 
 template <class T>
 OperandRef operand(MatrixView<T> m, std::int64_t batch_stride = 0) {
@@ -84,22 +91,40 @@ void gemm_with_argmax(detail::In<T> a, detail::In<T> b, MatrixView<T> c, MatrixV
                     options);
 }
 
-// The gradient of A (M x K) given grad_C (M x N) and the argmax of the forward product. B (K x N)
-// is read for MaxMul only (product rule); MaxPlus and MinPlus route grad_C[i,j] to A[i,argmax].
-// f32 and f64. grad_A is overwritten unless options.accumulate.
+// The gradient of A (M x K) given grad_C (M x N), the argmax of the forward product, A (M x K) and
+// B (K x N): MaxPlus and MinPlus route grad_C[i,j] to A[i,argmax]; MaxMul multiplies it by B
+// (product rule); MaxMin and MinMax route it only where A[i,k], not B[k,j], is the term's value (A's
+// on a tie). An operand the semiring does not read may be an empty view. f32 and f64. grad_A is
+// overwritten unless options.accumulate.
 template <SemiringTag S, Element T>
-void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> b, MatrixView<T> grad_a,
-                     const GemmOptions& options = {}) {
+void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, detail::In<T> b,
+                     MatrixView<T> grad_a, const GemmOptions& options = {}) {
     detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
-                     detail::operand(b), detail::operand(grad_a), 1, options);
+                     detail::operand(a), detail::operand(b), detail::operand(grad_a), 1, options);
 }
 
-// The gradient of B (K x N); A (M x K) is read for MaxMul only.
+// The same without A, for the semirings whose gradient of A reads B at most (B for MaxMul only).
 template <SemiringTag S, Element T>
+    requires(!detail::needs_both_operands<S>)
+void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> b, MatrixView<T> grad_a,
+                     const GemmOptions& options = {}) {
+    gemm_backward_a<S, T>(grad_c, argmax, {}, b, grad_a, options);
+}
+
+// The gradient of B (K x N), as gemm_backward_a's of A.
+template <SemiringTag S, Element T>
+void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, detail::In<T> b,
+                     MatrixView<T> grad_b, const GemmOptions& options = {}) {
+    detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
+                     detail::operand(a), detail::operand(b), detail::operand(grad_b), 1, options);
+}
+
+// The same without B, for the semirings whose gradient of B reads A at most (A for MaxMul only).
+template <SemiringTag S, Element T>
+    requires(!detail::needs_both_operands<S>)
 void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, MatrixView<T> grad_b,
                      const GemmOptions& options = {}) {
-    detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
-                     detail::operand(a), detail::operand(grad_b), 1, options);
+    gemm_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, options);
 }
 
 // `count` independent products C_b = A_b (x) B_b. Any count (also beyond 65535); an input batch
@@ -120,17 +145,33 @@ void gemm_batched_with_argmax(detail::BatchedIn<T> a, detail::BatchedIn<T> b, Ba
 }
 
 template <SemiringTag S, Element T>
+void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> a,
+                             detail::BatchedIn<T> b, BatchedView<T> grad_a, std::int64_t count,
+                             const GemmOptions& options = {}) {
+    detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
+                     detail::operand(a), detail::operand(b), detail::operand(grad_a), count, options);
+}
+
+template <SemiringTag S, Element T>
+    requires(!detail::needs_both_operands<S>)
 void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> b,
                              BatchedView<T> grad_a, std::int64_t count, const GemmOptions& options = {}) {
-    detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
-                     detail::operand(b), detail::operand(grad_a), count, options);
+    gemm_batched_backward_a<S, T>(grad_c, argmax, {}, b, grad_a, count, options);
 }
 
 template <SemiringTag S, Element T>
 void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> a,
-                             BatchedView<T> grad_b, std::int64_t count, const GemmOptions& options = {}) {
+                             detail::BatchedIn<T> b, BatchedView<T> grad_b, std::int64_t count,
+                             const GemmOptions& options = {}) {
     detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
-                     detail::operand(a), detail::operand(grad_b), count, options);
+                     detail::operand(a), detail::operand(b), detail::operand(grad_b), count, options);
+}
+
+template <SemiringTag S, Element T>
+    requires(!detail::needs_both_operands<S>)
+void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> a,
+                             BatchedView<T> grad_b, std::int64_t count, const GemmOptions& options = {}) {
+    gemm_batched_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, count, options);
 }
 
 }  // namespace tropical

@@ -6,9 +6,14 @@
 
 namespace tropical {
 
-enum class Semiring : std::uint8_t { MaxPlus, MinPlus, MaxMul };
+enum class Semiring : std::uint8_t { MaxPlus, MinPlus, MaxMul, MaxMin, MinMax };
 enum class DType : std::uint8_t { F32, F64, I32, I64 };
 enum class Layout : std::uint8_t { RowMajor, ColMajor };
+
+// Every semiring and element type, in their enums' order.
+inline constexpr Semiring all_semirings[] = {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul, Semiring::MaxMin,
+                                             Semiring::MinMax};
+inline constexpr DType all_dtypes[] = {DType::F32, DType::F64, DType::I32, DType::I64};
 
 // Tag types, so that a call reads as tropical::gemm<tropical::MaxPlus>(A, B, C).
 struct MaxPlus {
@@ -20,9 +25,16 @@ struct MinPlus {
 struct MaxMul {
     static constexpr Semiring value = Semiring::MaxMul;
 };
+struct MaxMin {
+    static constexpr Semiring value = Semiring::MaxMin;
+};
+struct MinMax {
+    static constexpr Semiring value = Semiring::MinMax;
+};
 
 template <class T>
-concept SemiringTag = std::is_same_v<T, MaxPlus> || std::is_same_v<T, MinPlus> || std::is_same_v<T, MaxMul>;
+concept SemiringTag = std::is_same_v<T, MaxPlus> || std::is_same_v<T, MinPlus> || std::is_same_v<T, MaxMul> ||
+                      std::is_same_v<T, MaxMin> || std::is_same_v<T, MinMax>;
 
 template <class T>
 concept Element = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
@@ -44,6 +56,8 @@ constexpr std::string_view to_string(Semiring s) {
     case Semiring::MaxPlus: return "maxplus";
     case Semiring::MinPlus: return "minplus";
     case Semiring::MaxMul: return "maxmul";
+    case Semiring::MaxMin: return "maxmin";
+    case Semiring::MinMax: return "minmax";
     }
     return "?";
 }

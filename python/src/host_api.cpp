@@ -54,26 +54,30 @@ void with_dtype(tropical::DType dtype, F&& f) {
     }
 }
 
-// grad_A (of_a) or grad_B += the route of grad_C through argmax, for `batch` products. `other` (B for
-// grad_A, A for grad_B) is read for MaxMul only and may be NULL otherwise. A gradient batch stride of
-// 0 sums the batch into one matrix. The caller zeroes the gradient first for an overwrite.
+// grad_A (of_a) or grad_B += the route of grad_C through argmax, for `batch` products. A and B are
+// read where the semiring's gradient needs them (the reference says which) and may be NULL
+// elsewhere. A gradient batch stride of 0 sums the batch into one matrix. The caller zeroes the
+// gradient first for an overwrite.
 int cpu_backward(bool of_a, std::int32_t semiring, std::int32_t dtype, const tgh_view* grad_c, const tgh_view* argmax,
-                 const tgh_view* other, const tgh_view* grad, std::int64_t batch) {
+                 const tgh_view* a, const tgh_view* b, const tgh_view* grad, std::int64_t batch) {
     return guarded([&] {
         const auto s = tropical::detail::semiring_from_c(semiring);
         const auto t = tropical::detail::dtype_from_c(dtype);
         require(tropical::is_floating(t), "backward is implemented for f32 and f64 only");
         require_view(grad_c, "grad_C"), require_view(argmax, "argmax"), require_view(grad, of_a ? "grad_A" : "grad_B");
-        if (s == tropical::Semiring::MaxMul) require_view(other, of_a ? "B" : "A");
+        const bool reads_a = tropical::reference::backward_reads_a(s, of_a);
+        const bool reads_b = tropical::reference::backward_reads_b(s, of_a);
+        if (reads_a) require_view(a, "A");
+        if (reads_b) require_view(b, "B");
         with_dtype(t, [&]<class T>(T) {
             if constexpr (std::is_floating_point_v<T>) {
-                // Without the other operand (MaxPlus, MinPlus) a stand-in of its shape, never read.
-                const tgh_view none = of_a ? tgh_view{nullptr, grad->cols, grad_c->cols, 0, 0, 0}
-                                           : tgh_view{nullptr, grad_c->rows, grad->rows, 0, 0, 0};
-                const tgh_view* used = s == tropical::Semiring::MaxMul ? other : &none;
+                // An operand the semiring does not read: a stand-in of no elements, never read.
+                const tgh_view none{nullptr, 0, 0, 0, 0, 0};
+                const tgh_view* va = reads_a ? a : &none;
+                const tgh_view* vb = reads_b ? b : &none;
                 for (std::int64_t i = 0; i < batch; ++i)
                     tropical::reference::backward<T>(s, of_a, at<const T>(grad_c, i), at<const std::int32_t>(argmax, i),
-                                                     at<const T>(used, i), at<T>(grad, i));
+                                                     at<const T>(va, i), at<const T>(vb, i), at<T>(grad, i));
             }
         });
     });
@@ -103,11 +107,13 @@ TGH_EXPORT int tgh_cpu_gemm(std::int32_t semiring, std::int32_t dtype, const tgh
 }
 
 TGH_EXPORT int tgh_cpu_backward_a(std::int32_t semiring, std::int32_t dtype, const tgh_view* grad_c,
-                                  const tgh_view* argmax, const tgh_view* b, const tgh_view* grad_a, std::int64_t batch) {
-    return cpu_backward(true, semiring, dtype, grad_c, argmax, b, grad_a, batch);
+                                  const tgh_view* argmax, const tgh_view* a, const tgh_view* b, const tgh_view* grad_a,
+                                  std::int64_t batch) {
+    return cpu_backward(true, semiring, dtype, grad_c, argmax, a, b, grad_a, batch);
 }
 
 TGH_EXPORT int tgh_cpu_backward_b(std::int32_t semiring, std::int32_t dtype, const tgh_view* grad_c,
-                                  const tgh_view* argmax, const tgh_view* a, const tgh_view* grad_b, std::int64_t batch) {
-    return cpu_backward(false, semiring, dtype, grad_c, argmax, a, grad_b, batch);
+                                  const tgh_view* argmax, const tgh_view* a, const tgh_view* b, const tgh_view* grad_b,
+                                  std::int64_t batch) {
+    return cpu_backward(false, semiring, dtype, grad_c, argmax, a, b, grad_b, batch);
 }

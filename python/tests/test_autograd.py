@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 import tropical_gemm as tg  # noqa: E402
 
 T = torch.ops.tropical
-SEMIRINGS = ("maxplus", "minplus", "maxmul")
+SEMIRINGS = ("maxplus", "minplus", "maxmul", "maxmin", "minmax")
 
 
 def inputs(semiring, shape_a, shape_b, device="cpu", seed=0):

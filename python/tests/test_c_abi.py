@@ -101,7 +101,7 @@ def test_a_negative_device_hint_is_refused():
 def test_backward_of_integers_is_unsupported():
     x = matrix(A, 4, 4)
     fn = _native.undeclared("tropical_gemm_backward_a")
-    status = fn(0, 2, x, matrix(B, 4, 4), None, matrix(C, 4, 4), ctypes.c_int64(1), options())
+    status = fn(0, 2, x, matrix(B, 4, 4), None, None, matrix(C, 4, 4), ctypes.c_int64(1), options())
     err = _native.library_error(status, "tropical.gemm_backward_a: ")
     assert isinstance(err, tg.UnsupportedError) and isinstance(err, NotImplementedError)
     assert str(err).startswith("tropical.gemm_backward_a: backward is implemented for f32 and f64")

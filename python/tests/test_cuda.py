@@ -267,7 +267,7 @@ def test_errors_from_the_library_carry_its_message():
     x = torch.zeros(4, 4, dtype=torch.int32, device="cuda")
     d = _native.MATRIX.pack(x.data_ptr(), 4, 4, 4, 0, 16)
     opts = _native.OPTIONS.pack(torch.cuda.current_stream().cuda_stream, 0, x.device.index + 1)
-    status = _native.lib.tropical_gemm_backward_a(0, 2, d, d, None, d, 1, opts)
+    status = _native.lib.tropical_gemm_backward_a(0, 2, d, d, None, None, d, 1, opts)
     err = _native.library_error(status)
     assert isinstance(err, tg.UnsupportedError) and "backward is implemented for f32 and f64" in str(err)
 

@@ -68,7 +68,7 @@ def test_kernel_names_cover_the_registry():
     names = tg.kernel_names()
     assert len(names) == len(set(names)) >= 31
     for dtype in ("f32", "f64", "i32", "i64"):
-        for semiring in ("maxplus", "minplus", "maxmul"):
+        for semiring in ("maxplus", "minplus", "maxmul", "maxmin", "minmax"):
             assert f"tropical_gemm_{dtype}_{semiring}" in names
             assert f"tropical_gemm_argmax_{dtype}_{semiring}" in names
     assert "tropical_backward_a_f32" in names and "tropical_backward_b_f64" in names

@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 import tropical_gemm  # noqa: E402,F401
 
 T = torch.ops.tropical
-SEMIRINGS = ("maxplus", "minplus", "maxmul")
+SEMIRINGS = ("maxplus", "minplus", "maxmul", "maxmin", "minmax")
 DTYPES = (torch.float32, torch.float64, torch.int32, torch.int64)
 
 

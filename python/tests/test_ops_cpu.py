@@ -75,6 +75,10 @@ def scatter_backward(grad_c, idx, a, b, semiring):
     g = grad_c * (idx >= 0)
     ga = g * b.gather(0, k) if semiring == "maxmul" else g
     gb = g * a.gather(1, k) if semiring == "maxmul" else g
+    if semiring in ("maxmin", "minmax"):  # to the operand whose value the term took (A's on a tie or NaN)
+        x, y = a.gather(1, k), b.gather(0, k)
+        a_took = x.isnan() | (~y.isnan() & (x <= y if semiring == "maxmin" else x >= y))
+        ga, gb = g * a_took, g * ~a_took
     return torch.zeros_like(a).scatter_add_(1, k, ga), torch.zeros_like(b).scatter_add_(0, k, gb)
 
 
@@ -141,7 +145,7 @@ def test_tropical_linear(semiring):
     assert y.shape == (3, 2, 4)
     inner = ref.gemm(x.reshape(-1, 6).numpy(), layer.weight.detach().t().contiguous().numpy(), semiring).reshape(3, 2, 4)
     bias = layer.bias.detach().numpy()
-    want = np.minimum(inner, bias) if semiring == "minplus" else np.maximum(inner, bias)
+    want = np.minimum(inner, bias) if semiring.startswith("min") else np.maximum(inner, bias)  # (+) of the semiring
     torch.testing.assert_close(y.detach(), torch.from_numpy(want))
     y.sum().backward()
     assert layer.weight.grad is not None and layer.weight.grad.shape == layer.weight.shape

@@ -51,8 +51,12 @@ def test_readme_examples():
     assert tg.reference.gemm(a, b, "maxplus").tolist() == [[9, 10], [11, 12]]
     assert tg.reference.gemm(a, b, "minplus").tolist() == [[6, 7], [8, 9]]
     assert tg.reference.gemm(a, b, "maxmul").tolist() == [[14, 16], [28, 32]]
+    assert tg.reference.gemm(a, b, "maxmin").tolist() == [[2, 2], [4, 4]]
+    assert tg.reference.gemm(a, b, "minmax").tolist() == [[5, 6], [5, 6]]
     _, idx = tg.reference.gemm(a, b, "maxplus", return_argmax=True)
     assert idx[0, 0] == 1
+    assert tg.reference.gemm(a, b, "maxmin", return_argmax=True)[1][0, 0] == 1
+    assert tg.reference.gemm(a, b, "minmax", return_argmax=True)[1][0, 0] == 0
 
 
 def test_errors():

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-SEMIRINGS = ("maxplus", "minplus", "maxmul")
+SEMIRINGS = ("maxplus", "minplus", "maxmul", "maxmin", "minmax")
+BOTTLENECK = ("maxmin", "minmax")  # (x) is min or max
 DTYPES = ("float32", "float64", "int32", "int64")
 
 
@@ -16,10 +17,11 @@ def zero(semiring: str, dtype) -> object:
     dtype = np.dtype(dtype)
     if semiring == "maxmul":
         return dtype.type(0)
+    low = semiring.startswith("max")  # (+) is max: the zero is the lowest value
     if dtype.kind == "f":
-        return dtype.type(-np.inf if semiring == "maxplus" else np.inf)
+        return dtype.type(-np.inf if low else np.inf)
     info = np.iinfo(dtype)
-    return dtype.type(info.min if semiring == "maxplus" else info.max)
+    return dtype.type(info.min if low else info.max)
 
 
 def terms(a: np.ndarray, b: np.ndarray, semiring: str) -> np.ndarray:
@@ -27,6 +29,12 @@ def terms(a: np.ndarray, b: np.ndarray, semiring: str) -> np.ndarray:
     dtype = a.dtype
     x = a[:, :, None]
     y = b[None, :, :]
+    if semiring in BOTTLENECK:  # min and max of NaN are NaN; -0 is read as +0
+        x, y = np.broadcast_arrays(x, y)
+        if dtype.kind == "f":
+            x, y = x + dtype.type(0), y + dtype.type(0)
+        t = np.minimum(x, y) if semiring == "maxmin" else np.maximum(x, y)
+        return t.astype(dtype)
     if dtype.kind == "f":
         x = x + dtype.type(0)  # -0 is read as +0
         y = y + dtype.type(0)
@@ -66,8 +74,9 @@ def gemm(a: np.ndarray, b: np.ndarray, semiring: str, argmax: bool = False):
         else:
             any_nan = np.zeros((m, n), dtype=bool)
             filled = t
-        best = filled.min(axis=1) if semiring == "minplus" else filled.max(axis=1)
-        beats = best < z if semiring == "minplus" else best > z
+        low = semiring.startswith("min")  # (+) is min
+        best = filled.min(axis=1) if low else filled.max(axis=1)
+        beats = best < z if low else best > z
         c = np.where(beats, best, z).astype(a.dtype)
         first = np.argmax(filled == best[:, None, :], axis=1).astype(np.int32)
         idx = np.where(beats, first, -1).astype(np.int32)
@@ -78,7 +87,8 @@ def gemm(a: np.ndarray, b: np.ndarray, semiring: str, argmax: bool = False):
 
 
 def backward(grad_c: np.ndarray, idx: np.ndarray, a: np.ndarray, b: np.ndarray, semiring: str):
-    """(grad_a, grad_b) for 2-D operands: route grad_c through the argmax (-1 skipped); MaxMul by the product rule."""
+    """(grad_a, grad_b) for 2-D operands: route grad_c through the argmax (-1 skipped); MaxMul by the
+    product rule; MaxMin and MinMax to the operand whose value the term took (A's on a tie or NaN)."""
     grad_a = np.zeros_like(a)
     grad_b = np.zeros_like(b)
     m, n = grad_c.shape
@@ -88,6 +98,14 @@ def backward(grad_c: np.ndarray, idx: np.ndarray, a: np.ndarray, b: np.ndarray, 
             if k < 0:
                 continue
             g = grad_c[i, j]
+            if semiring in BOTTLENECK:
+                x, y = a[i, k], b[k, j]
+                a_took = np.isnan(x) or (not np.isnan(y) and (x <= y if semiring == "maxmin" else x >= y))
+                if a_took:
+                    grad_a[i, k] += g
+                else:
+                    grad_b[k, j] += g
+                continue
             with np.errstate(invalid="ignore"):  # inf - inf in the sums is NaN, as in the kernels
                 grad_a[i, k] += g * (b[k, j] if semiring == "maxmul" else 1)
                 grad_b[k, j] += g * (a[i, k] if semiring == "maxmul" else 1)
@@ -122,7 +140,11 @@ def random_operands(rng: np.random.Generator, shape_a, shape_b, dtype: str, semi
             x = rng.integers(-20, 21, size=shape).astype(dt)  # small: ties, so the smallest-k rule is exercised
         if specials and x.size:
             pick = rng.random(size=shape)
-            if semiring == "maxmul":
+            if semiring in BOTTLENECK:  # every value is an input: the ends of the type, the zero among them
+                info = np.iinfo(dt)
+                x[pick < 0.1] = info.min
+                x[(pick >= 0.1) & (pick < 0.2)] = info.max
+            elif semiring == "maxmul":
                 x[pick < 0.2] = 0
             else:
                 limit = (1 << 28) if dt == np.int32 else (1 << 60)

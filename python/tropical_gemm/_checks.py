@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._native import SEMIRINGS, InvalidArgumentError, UnsupportedError
+from ._native import SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
 
 DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3}  # -> tropical_dtype
 FLOATS = (torch.float32, torch.float64)
@@ -20,7 +20,7 @@ def semiring_code(semiring: str) -> int:
     code = SEMIRINGS.get(semiring)
     if code is None:
         raise InvalidArgumentError(
-            f"unknown semiring {semiring!r}: use 'maxplus' (max, +), 'minplus' (min, +) or 'maxmul' (max, x)"
+            f"unknown semiring {semiring!r}: use {semiring_list()}"
         )
     return code
 

@@ -25,6 +25,14 @@ from ._checks import check_backward, check_product_shapes
 from ._native import COL_MAJOR, MATRIX, OPTIONS, ROW_MAJOR, SEMIRINGS, VIEW
 
 _MAXMUL = SEMIRINGS["maxmul"]
+_BOTTLENECK = (SEMIRINGS["maxmin"], SEMIRINGS["minmax"])
+
+
+def _reads(s: int, which: str) -> tuple[bool, bool]:
+    """Whether the gradient of `which` ("a" or "b") in semiring s reads A, and B (as the library's
+    reference says: MaxMul the other operand, MaxMin and MinMax both, MaxPlus and MinPlus neither)."""
+    both = s in _BOTTLENECK
+    return both or (s == _MAXMUL and which == "b"), both or (s == _MAXMUL and which == "a")
 _pack_matrix = MATRIX.pack
 _pack_options = OPTIONS.pack
 
@@ -164,15 +172,18 @@ def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tenso
     grad = torch.empty(shape, dtype=a.dtype, device=device)
     dgc, grad_c_ = _gpu_matrix(grad_c, batched)
     dam, argmax_ = _gpu_matrix(argmax, batched)
-    # The other operand (b for grad_A, a for grad_B) is read for MaxMul only; NULL otherwise.
-    do, other_ = _gpu_matrix(b if which == "a" else a, batched) if s == _MAXMUL else (None, None)
+    # The operands the semiring's gradient reads (MaxMul the other one, MaxMin and MinMax both); NULL
+    # for one it does not read.
+    reads_a, reads_b = _reads(s, which)
+    da, a_ = _gpu_matrix(a, batched) if reads_a else (None, None)
+    db, b_ = _gpu_matrix(b, batched) if reads_b else (None, None)
     dg = _pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
     if not _nvrtc.done:
         _nvrtc.ensure()
     index = device.index
     options = _pack_options(_stream(index), 0, index + 1)  # accumulate off, the device hint
     fn = _backward_a_c if which == "a" else _backward_b_c
-    status = fn(s, t, dgc, dam, do, dg, _ONE if count == 1 else _int64(count), options)
+    status = fn(s, t, dgc, dam, da, db, dg, _ONE if count == 1 else _int64(count), options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     if batched and target.shape[0] != count:
@@ -190,11 +201,9 @@ def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor
         return grad
     # The reference adds into grad: a broadcast operand (batch 1) sums its batch in place.
     dg = _out_view(grad, batched, batch_stride=(grad.stride(0) if target.shape[0] > 1 else 0) if batched else 0)
-    other = b if which == "a" else a
     fn = _cpu_backward_a_c if which == "a" else _cpu_backward_b_c
-    status = fn(
-        s, t, _cpu_view(grad_c, batched), _cpu_view(argmax, batched), _cpu_view(other, batched), dg, _int64(count)
-    )
+    status = fn(s, t, _cpu_view(grad_c, batched), _cpu_view(argmax, batched), _cpu_view(a, batched),
+                _cpu_view(b, batched), dg, _int64(count))
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     return grad

@@ -110,10 +110,11 @@ def _declare(fn, argtypes, restype=_i32):
 # pointers: a bytes object holding the packed struct, a ctypes object, an address, or None (NULL).
 _declare(lib.tropical_gemm, [_i32, _i32, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_gemm_argmax, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
-_declare(lib.tropical_gemm_backward_a, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
-_declare(lib.tropical_gemm_backward_b, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_gemm_backward_a, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_gemm_backward_b, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_last_error_message, [], _p)
 _declare(lib.tropical_status_name, [_i32], _p)
+_declare(lib.tropical_semiring_name, [_i32], _p)
 _declare(lib.tropical_status_string, [_i32], _p)
 
 
@@ -140,8 +141,9 @@ _declare(lib.tropical_add_nvrtc_fallback, [_p])
 
 # The CPU reference takes its views as the bytes of packed tgh_view structs (c_char_p passes a
 # bytes object's buffer without a copy).
-for _fn in (lib.tgh_cpu_gemm, lib.tgh_cpu_backward_a, lib.tgh_cpu_backward_b):
-    _declare(_fn, [_i32, _i32, _p, _p, _p, _p, _i64])
+_declare(lib.tgh_cpu_gemm, [_i32, _i32, _p, _p, _p, _p, _i64])
+for _fn in (lib.tgh_cpu_backward_a, lib.tgh_cpu_backward_b):
+    _declare(_fn, [_i32, _i32, _p, _p, _p, _p, _p, _i64])
 
 
 def undeclared(name: str):
@@ -167,13 +169,37 @@ VIEW = struct.Struct("@Pqqqqq")
 assert MATRIX.size == 48 and OPTIONS.size == 16 and VIEW.size == 48
 
 ROW_MAJOR, COL_MAJOR = 0, 1
-SEMIRINGS = {"maxplus": 0, "minplus": 1, "maxmul": 2}
-# Spellings that tropical_gemm.matmul and warm_up accept for each semiring (the ops take the first).
-SEMIRING_ALIASES = {
-    "maxplus": "maxplus", "max_plus": "maxplus", "max-plus": "maxplus",
-    "minplus": "minplus", "min_plus": "minplus", "min-plus": "minplus",
-    "maxmul": "maxmul", "max_mul": "maxmul", "max-mul": "maxmul", "maxtimes": "maxmul", "max_times": "maxmul",
-}
+
+
+def semiring_names() -> dict[str, int]:
+    """Every semiring of the library by name ("maxplus"), with its tropical_semiring value."""
+    names = {}
+    for value in range(256):  # the library answers NULL after its last semiring
+        name = lib.tropical_semiring_name(value)
+        if name is None:
+            break
+        names[name.decode()] = value
+    return names
+
+
+SEMIRINGS = semiring_names()
+# What each semiring computes, for messages: (+) and (x) of its name ("maxplus": max, +).
+_WORDS = {"plus": "+", "mul": "x"}
+SEMIRING_MEANINGS = {n: f"{n[:3]}, {_WORDS.get(n[3:], n[3:])}" for n in SEMIRINGS}
+# Spellings that tropical_gemm.matmul and warm_up accept for each semiring (the ops take the first):
+# the name, and its two words joined by _ or - ("max_plus", "min-max"); "max-times" for maxmul.
+SEMIRING_ALIASES = {}
+for _name in SEMIRINGS:
+    _head, _tail = _name[:3], _name[3:]
+    for _tail_word in (_tail, "times") if _tail == "mul" else (_tail,):
+        for _joint in ("", "_", "-"):
+            SEMIRING_ALIASES[f"{_head}{_joint}{_tail_word}"] = _name
+
+
+def semiring_list() -> str:
+    """The semirings in words, for messages: "'maxplus' (max, +), ..., or 'minmax' (min, max)"."""
+    items = [f"'{n}' ({SEMIRING_MEANINGS[n]})" for n in SEMIRINGS]
+    return ", ".join(items[:-1]) + " or " + items[-1]
 DTYPE_NAMES = ("float32", "float64", "int32", "int64")  # by tropical_dtype
 
 # --- status codes -----------------------------------------------------------------------------

@@ -161,7 +161,7 @@ def select_kernels(
         for s in semirings:
             canonical = _native.SEMIRING_ALIASES.get(str(s).lower())
             if canonical is None:
-                raise InvalidArgumentError(f"unknown semiring {s!r}: use 'maxplus', 'minplus' or 'maxmul'")
+                raise InvalidArgumentError(f"unknown semiring {s!r}: use {_native.semiring_list()}")
             names.add(canonical)
         chosen = [k for k in chosen if k.semiring == "any" or k.semiring in names]
     if groups is not None:

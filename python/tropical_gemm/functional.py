@@ -17,7 +17,8 @@ _ALIASES = SEMIRING_ALIASES
 
 
 def semiring_name(semiring: str) -> str:
-    """The canonical name ('maxplus', 'minplus', 'maxmul') of a semiring given in any common spelling."""
+    """The canonical name ('maxplus', 'minplus', 'maxmul', 'maxmin', 'minmax') of a semiring given in any
+    common spelling ('max_plus', 'max-min', ...)."""
     name = _ALIASES.get(semiring) if type(semiring) is str else None  # the usual spellings, as given
     if name is None:
         name = _ALIASES.get(str(semiring).lower())
@@ -53,7 +54,8 @@ def _product(name: str, a: Tensor, b: Tensor, s: str, batched: bool, with_argmax
 def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bool = False):
     """The tropical product ``C[..., i, j] = (+)_k a[..., i, k] (x) b[..., k, j]``.
 
-    ``semiring`` is ``"maxplus"`` (max, +), ``"minplus"`` (min, +) or ``"maxmul"`` (max, x).
+    ``semiring`` is ``"maxplus"`` (max, +), ``"minplus"`` (min, +), ``"maxmul"`` (max, x), ``"maxmin"``
+    (max, min) or ``"minmax"`` (min, max).
     Shapes follow :func:`torch.matmul` for 2-D and batched operands: ``(M, K) @ (K, N)``;
     ``(..., M, K) @ (K, N)`` (the leading dimensions of ``a`` are folded into M);
     ``(B, M, K) @ (B, K, N)`` with a batch of 1 broadcasting; more leading dimensions broadcast

@@ -54,7 +54,8 @@ class TropicalLinear(nn.Module):
         vector = x.dim() == 1
         y = matmul(x.unsqueeze(0) if vector else x, self.weight.t(), self.semiring)
         if self.bias is not None:
-            y = torch.minimum(y, self.bias) if self.semiring == "minplus" else torch.maximum(y, self.bias)
+            # (+) is the first word of the semiring's name: min for minplus and minmax, max otherwise.
+            y = torch.minimum(y, self.bias) if self.semiring.startswith("min") else torch.maximum(y, self.bias)
         return y.squeeze(0) if vector else y
 
     def extra_repr(self) -> str:

@@ -13,7 +13,7 @@ str semiring)``
 =====================================================================  ==========================
 
 ``a`` is M x K and ``b`` K x N (batched: n x M x K and n x K x N, where a batch of 1 broadcasts);
-semirings ``"maxplus"``, ``"minplus"``, ``"maxmul"``; dtypes float32, float64, int32, int64. The
+semirings ``"maxplus"``, ``"minplus"``, ``"maxmul"``, ``"maxmin"``, ``"minmax"``; dtypes float32, float64, int32, int64. The
 semantics are the library's (README, "Semantics"). The backward ops take 2-D or 3-D operands.
 
 Each op has a CUDA kernel (the library's public C ABI, on PyTorch's current stream of the tensors'

@@ -26,7 +26,7 @@ def _np():
 def _semiring(semiring: str) -> int:
     name = SEMIRING_ALIASES.get(str(semiring).lower())
     if name is None:
-        raise InvalidArgumentError(f"unknown semiring {semiring!r}: use 'maxplus', 'minplus' or 'maxmul'")
+        raise InvalidArgumentError(f"unknown semiring {semiring!r}: use {_native.semiring_list()}")
     return _native.SEMIRINGS[name]
 
 

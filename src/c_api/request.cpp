@@ -29,9 +29,13 @@ OperandRef operand(const tropical_matrix* m, const char* name) {
 
 }  // namespace
 
-Semiring semiring_from_c(std::int32_t semiring) { return checked_enum<Semiring>(semiring, 3, "semiring"); }
+Semiring semiring_from_c(std::int32_t semiring) {
+    return checked_enum<Semiring>(semiring, static_cast<std::int32_t>(std::size(all_semirings)), "semiring");
+}
 
-DType dtype_from_c(std::int32_t dtype) { return checked_enum<DType>(dtype, 4, "element type"); }
+DType dtype_from_c(std::int32_t dtype) {
+    return checked_enum<DType>(dtype, static_cast<std::int32_t>(std::size(all_dtypes)), "element type");
+}
 
 Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
                        const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,

@@ -14,6 +14,8 @@ namespace {
 constexpr std::optional<Semiring> kMaxPlus = Semiring::MaxPlus;
 constexpr std::optional<Semiring> kMinPlus = Semiring::MinPlus;
 constexpr std::optional<Semiring> kMaxMul = Semiring::MaxMul;
+constexpr std::optional<Semiring> kMaxMin = Semiring::MaxMin;
+constexpr std::optional<Semiring> kMinMax = Semiring::MinMax;
 constexpr std::optional<Semiring> kAny = std::nullopt;
 
 constexpr CatalogueRow kRows[] = {
@@ -78,7 +80,7 @@ KernelGroup group_of(const CatalogueRow& row) {
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 4, kVariants = 5, kTypes = 4, kSemirings = 3;
+constexpr std::size_t kOperations = 4, kVariants = 5, kTypes = std::size(all_dtypes), kSemirings = std::size(all_semirings);
 
 struct Registry {
     std::vector<std::string> names;  // owns the strings the KernelInfo views point at
@@ -98,7 +100,7 @@ struct Registry {
             kernels.push_back({i, names[i], row.operation, row.variant, group_of(row), row.dtype, row.semiring});
         }
         for (const auto& kernel : kernels)
-            for (Semiring s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul})
+            for (Semiring s : all_semirings)
                 if (!kernel.semiring || kernel.semiring == s)
                     by_kind[slot(kernel.operation, kernel.variant, kernel.dtype, s)] = &kernel;
     }

@@ -89,6 +89,15 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s) {
     p.grid[2] = static_cast<unsigned>(std::min(q.batch * p.choice.k_splits, kMaxGridZ));
 }
 
+TgRoute route_of(Semiring s) {
+    switch (s) {
+    case Semiring::MaxMul: return kTgRouteProduct;
+    case Semiring::MaxMin: return kTgRouteToMin;
+    case Semiring::MinMax: return kTgRouteToMax;
+    default: return kTgRouteAsIs;
+    }
+}
+
 // The Scatter kernels route grad_C through the argmax in shared memory when a block's K values fit
 // (grad_A: a row of K; grad_B: K rows of a slab of kTgBackwardBSlabBytes): that path writes every
 // element of the gradient, so an overwriting pass needs no zeroing first. Otherwise they add with
@@ -110,10 +119,11 @@ void plan_backward(LaunchPlan& p, const Request& q, const Shape& s, const Device
     TgBackwardParams& params = p.backward;
     params.grad_c = kernel_operand(q.c);
     params.argmax = kernel_operand(q.argmax);
-    params.other = kernel_operand(for_a ? q.b : q.a);
+    params.a = kernel_operand(q.a);
+    params.b = kernel_operand(q.b);
     params.grad = kernel_operand(q.grad);
     params.m = s.m, params.n = s.n, params.k = s.k, params.batch = q.batch;
-    params.multiply_by_other = q.semiring == Semiring::MaxMul ? 1 : 0;
+    params.route = route_of(q.semiring);
     params.overwrite = in_shared && !q.options.accumulate ? 1 : 0;
     std::int64_t blocks = 0;
     if (in_shared) {

@@ -85,12 +85,13 @@ void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandR
 }
 
 void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c, const OperandRef& argmax,
-              const OperandRef& other, const OperandRef& grad, std::int64_t batch, const GemmOptions& options) {
+              const OperandRef& a, const OperandRef& b, const OperandRef& grad, std::int64_t batch,
+              const GemmOptions& options) {
     Request q;
     q.operation = of == Gradient::OfA ? Operation::BackwardA : Operation::BackwardB;
     q.semiring = semiring, q.dtype = dtype;
     q.c = grad_c, q.argmax = argmax, q.grad = grad;
-    (of == Gradient::OfA ? q.b : q.a) = other;
+    q.a = a, q.b = b;
     q.batch = batch;
     q.options = options;
     run(q);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "reference/reference.hpp"
+
 namespace tropical::detail {
 namespace {
 
@@ -90,9 +92,9 @@ bool overlaps(ByteRange x, ByteRange y) {
 }  // namespace
 
 ValidatedRequest validate(const Request& q) {
-    if (q.dtype != DType::F32 && q.dtype != DType::F64 && q.dtype != DType::I32 && q.dtype != DType::I64)
+    if (static_cast<std::size_t>(q.dtype) >= std::size(all_dtypes))
         invalid(fmt::format("unknown element type ({})", static_cast<int>(q.dtype)));
-    if (q.semiring != Semiring::MaxPlus && q.semiring != Semiring::MinPlus && q.semiring != Semiring::MaxMul)
+    if (static_cast<std::size_t>(q.semiring) >= std::size(all_semirings))
         invalid(fmt::format("unknown semiring ({})", static_cast<int>(q.semiring)));
     if (q.batch < 0) invalid(fmt::format("the batch count is {}; it must be 0 or more", q.batch));
 
@@ -131,17 +133,15 @@ ValidatedRequest validate(const Request& q) {
         break;
     case Operation::BackwardA:
     case Operation::BackwardB: {
-        // grad_C is M x N; the gradient is M x K (of A) or K x N (of B); the other operand is read
-        // for MaxMul only.
+        // grad_C is M x N; the gradient is M x K (of A) or K x N (of B); A and B are read where the
+        // semiring's gradient needs them (the reference says which).
         const bool of_a = q.operation == Operation::BackwardA;
         s = of_a ? Shape{q.grad.rows, q.c.cols, q.grad.cols} : Shape{q.c.rows, q.grad.cols, q.grad.rows};
         check_operand(use(of_a ? "grad_A" : "grad_B", q.grad, t, true), of_a ? s.m : s.k, of_a ? s.k : s.n, q.batch);
         check_operand(use("grad_C", q.c, t, false), s.m, s.n, q.batch);
         check_operand(use("argmax", q.argmax, index, false), s.m, s.n, q.batch);
-        if (q.semiring == Semiring::MaxMul) {
-            if (of_a) check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
-            else check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
-        }
+        if (reference::backward_reads_a(q.semiring, of_a)) check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
+        if (reference::backward_reads_b(q.semiring, of_a)) check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
         break;
     }
     default: invalid(fmt::format("unknown operation ({})", static_cast<int>(q.operation)));
@@ -152,8 +152,8 @@ ValidatedRequest validate(const Request& q) {
     // The backward kernels walk all M x N x batch entries of grad_C with one 64-bit index.
     if (backward) checked_mul(checked_mul(s.m, s.n, "grad_C"), q.batch, "grad_C");
 
-    Extent extents[4];
-    ByteRange ranges[4];
+    Extent extents[kMaxOperands];
+    ByteRange ranges[kMaxOperands];
     for (int i = 0; i < v.operand_count; ++i) {
         const auto& u = v.operands[i];
         extents[i] = extent_of(u, q.batch);

@@ -21,9 +21,12 @@ struct UsedOperand {
     bool output;
 };
 
+// The most operands one request uses: a MaxMin or MinMax gradient reads grad_C, argmax, A and B.
+inline constexpr int kMaxOperands = 5;
+
 struct ValidatedRequest {
     Shape shape;
-    UsedOperand operands[4];
+    UsedOperand operands[kMaxOperands];
     int operand_count = 0;
 };
 

@@ -6,25 +6,32 @@
 //   C[i,j] = (+)_k A[i,k] (x) B[k,j] over k in [0, K); with K = 0 every output is the zero.
 //   With accumulate: C = C_old (+) that.
 //
-//   | semiring | (+) | (x) | zero                              | one |
-//   | MaxPlus  | max |  +  | -inf (integers: the type's minimum) |  0  |
-//   | MinPlus  | min |  +  | +inf (integers: the type's maximum) |  0  |
-//   | MaxMul   | max |  *  | 0                                 |  1  |
+//   | semiring | (+) | (x) | zero                                | one                        |
+//   | MaxPlus  | max |  +  | -inf (integers: the type's minimum) |  0                         |
+//   | MinPlus  | min |  +  | +inf (integers: the type's maximum) |  0                         |
+//   | MaxMul   | max |  *  | 0                                   |  1                         |
+//   | MaxMin   | max | min | -inf (integers: the type's minimum) | +inf (integers: maximum)   |
+//   | MinMax   | min | max | +inf (integers: the type's maximum) | -inf (integers: minimum)   |
 //
-//   Floating point: (x) is IEEE + or *, so -inf + +inf = NaN and 0 * inf = NaN; a -0 input is read
-//   as +0.
+//   Floating point: (x) is IEEE + or * (or min, max), so -inf + +inf = NaN and 0 * inf = NaN; a -0
+//   input is read as +0.
 //   NaN: if any term (or, with accumulate, C_old) is NaN, the result is NaN.
 //   Integers, MaxPlus/MinPlus: the zero is exact and absorbing, zero (x) x = zero for every x.
 //     Finite inputs must satisfy |x| <= 2^28 (i32) or |x| <= 2^60 (i64); within that range no sum
 //     overflows and no finite result is ever clipped.
+//   Integers, MaxMin/MinMax: every value of the type is a valid input; the zero is exact and
+//     absorbing by itself (min(lowest, x) = lowest).
 //   MaxMul is defined on non-negative inputs: 0 <= x <= 46340 (i32), 0 <= x <= 3037000499 (i64),
 //     any non-negative float. The accumulator starts at the zero 0, so negative inputs give
 //     max(0, max_k a*b).
 //   Argmax (int32): the smallest k whose term attains C[i,j]; -1 where no term beats the zero
 //     strictly; if the result is NaN, the smallest k whose term is NaN.
 //   Backward, for every (i,j) with k = argmax[i,j] in [0, K) (-1 is skipped):
-//     grad_A[i,k] += grad_C[i,j] * (MaxMul ? B[k,j] : 1)
-//     grad_B[k,j] += grad_C[i,j] * (MaxMul ? A[i,k] : 1)
+//     MaxPlus, MinPlus: grad_A[i,k] += grad_C[i,j] and grad_B[k,j] += grad_C[i,j]
+//     MaxMul (the product rule): grad_A[i,k] += grad_C[i,j] * B[k,j], grad_B[k,j] += grad_C[i,j] * A[i,k]
+//     MaxMin, MinMax: grad_C[i,j] goes to the operand whose value the term took: A[i,k] where
+//       min(A[i,k], B[k,j]) (MaxMin) or max (MinMax) is A[i,k] (A's on a tie, and where A is NaN),
+//       else B[k,j].
 #include <tropical/types.hpp>
 
 #include <cmath>
@@ -57,14 +64,24 @@ constexpr T zero(Semiring s) {
     case Semiring::MaxPlus: return std::is_floating_point_v<T> ? -L::infinity() : L::min();
     case Semiring::MinPlus: return std::is_floating_point_v<T> ? L::infinity() : L::max();
     case Semiring::MaxMul: return T(0);
+    case Semiring::MaxMin: return std::is_floating_point_v<T> ? -L::infinity() : L::min();
+    case Semiring::MinMax: return std::is_floating_point_v<T> ? L::infinity() : L::max();
     }
     return T(0);
 }
 
 template <class T>
 constexpr T one(Semiring s) {
-    return s == Semiring::MaxMul ? T(1) : T(0);
+    switch (s) {
+    case Semiring::MaxMul: return T(1);
+    case Semiring::MaxMin: return zero<T>(Semiring::MinMax);
+    case Semiring::MinMax: return zero<T>(Semiring::MaxMin);
+    default: return T(0);
+    }
 }
+
+// Whether (x) of a semiring is min or max (MaxMin, MinMax) rather than + or *.
+constexpr bool is_bottleneck(Semiring s) { return s == Semiring::MaxMin || s == Semiring::MinMax; }
 
 // The documented range of finite inputs (see the table above).
 template <class T>
@@ -72,10 +89,15 @@ struct FiniteRange {
     static constexpr T lowest(Semiring s) {
         if (s == Semiring::MaxMul) return T(0);
         if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::lowest();
+        // MaxMin, MinMax: the whole type, less the zero itself.
+        else if (s == Semiring::MaxMin) return std::numeric_limits<T>::min() + 1;
+        else if (s == Semiring::MinMax) return std::numeric_limits<T>::min();
         else return -highest(s);
     }
     static constexpr T highest(Semiring s) {
         if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::max();
+        else if (s == Semiring::MaxMin) return std::numeric_limits<T>::max();
+        else if (s == Semiring::MinMax) return std::numeric_limits<T>::max() - 1;
         else if constexpr (sizeof(T) == 4) return s == Semiring::MaxMul ? T(46340) : T(1) << 28;
         else return s == Semiring::MaxMul ? T(3037000499LL) : T(1) << 60;
     }
@@ -98,16 +120,29 @@ T times(Semiring s, T a, T b) {
         b = b + T(0);
     }
     if (s == Semiring::MaxMul) return a * b;
+    if (is_bottleneck(s)) {
+        if (is_nan(a)) return a;
+        if (is_nan(b)) return b;
+        return (s == Semiring::MaxMin) == (a < b) ? a : b;  // min for MaxMin, max for MinMax
+    }
     if constexpr (std::is_integral_v<T>) {
         if (a == zero<T>(s) || b == zero<T>(s)) return zero<T>(s);
     }
     return a + b;
 }
 
-// x is strictly better than y (neither is NaN).
+// x is strictly better than y (neither is NaN): (+) is min for MinPlus and MinMax, max otherwise.
 template <class T>
 bool better(Semiring s, T x, T y) {
-    return s == Semiring::MinPlus ? x < y : x > y;
+    return s == Semiring::MinPlus || s == Semiring::MinMax ? x < y : x > y;
+}
+
+// Whether A's value is the one a MaxMin or MinMax term took (A's on a tie, and where A is NaN).
+template <class T>
+bool a_attains(Semiring s, T a, T b) {
+    if (is_nan(a)) return true;
+    if (is_nan(b)) return false;
+    return s == Semiring::MaxMin ? a <= b : a >= b;
 }
 
 template <class T>
@@ -162,38 +197,47 @@ void gemm_argmax(Semiring s, HostView<const T> a, HostView<const T> b, HostView<
     }
 }
 
-// The gradient of A (of_a: grad is M x K, other is B, K x N) or of B (grad is K x N, other is A,
-// M x K): grad += the route of grad_c (M x N) through argmax; other is read for MaxMul only.
+// Whether a semiring's gradient reads A (for the gradient of B, or of A) and B.
+inline bool backward_reads_a(Semiring s, bool of_a) { return (s == Semiring::MaxMul && !of_a) || is_bottleneck(s); }
+inline bool backward_reads_b(Semiring s, bool of_a) { return (s == Semiring::MaxMul && of_a) || is_bottleneck(s); }
+
+// The gradient of A (of_a: grad is M x K) or of B (grad is K x N): grad += the route of grad_c
+// (M x N) through argmax. a (M x K) and b (K x N) are read where the semiring needs them
+// (backward_reads_a/b: MaxMul the other operand, MaxMin and MinMax both) and may be empty elsewhere.
 template <class T>
-void backward(Semiring s, bool of_a, HostView<const T> grad_c, HostView<const std::int32_t> argmax,
-              HostView<const T> other, HostView<T> grad) {
-    const std::int64_t m = grad_c.rows, n = grad_c.cols, k_count = of_a ? other.rows : other.cols;
+void backward(Semiring s, bool of_a, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> a,
+              HostView<const T> b, HostView<T> grad) {
+    const std::int64_t m = grad_c.rows, n = grad_c.cols, k_count = of_a ? grad.cols : grad.rows;
     detail::require(argmax.rows == m && argmax.cols == n, "reference: argmax must be M x N");
-    detail::require(of_a ? other.cols == n : other.rows == m, of_a ? "reference: B must be K x N" : "reference: A must be M x K");
-    detail::require(of_a ? grad.rows == m && grad.cols == k_count : grad.rows == k_count && grad.cols == n,
+    detail::require(of_a ? grad.rows == m : grad.cols == n,
                     of_a ? "reference: grad_A must be M x K" : "reference: grad_B must be K x N");
+    if (backward_reads_a(s, of_a)) detail::require(a.rows == m && a.cols == k_count, "reference: A must be M x K");
+    if (backward_reads_b(s, of_a)) detail::require(b.rows == k_count && b.cols == n, "reference: B must be K x N");
     for (std::int64_t i = 0; i < m; ++i) {
         for (std::int64_t j = 0; j < n; ++j) {
             const std::int64_t k = argmax(i, j);
             if (k < 0 || k >= k_count) continue;
-            const T factor = s == Semiring::MaxMul ? (of_a ? other(k, j) : other(i, k)) : T(1);
+            T factor = T(1);
+            if (s == Semiring::MaxMul) factor = of_a ? b(k, j) : a(i, k);
+            // MaxMin, MinMax: only the operand whose value the term took gets the gradient.
+            if (is_bottleneck(s) && detail::a_attains(s, a(i, k), b(k, j)) != of_a) continue;
             (of_a ? grad(i, k) : grad(k, j)) += grad_c(i, j) * factor;
         }
     }
 }
 
-// grad_a (M x K) += the route of grad_c (M x N) through argmax; b is K x N.
+// grad_a (M x K) += the route of grad_c (M x N) through argmax; a (M x K) and b (K x N) as backward() reads them.
 template <class T>
-void backward_a(Semiring s, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> b,
-                HostView<T> grad_a) {
-    backward<T>(s, true, grad_c, argmax, b, grad_a);
+void backward_a(Semiring s, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> a,
+                HostView<const T> b, HostView<T> grad_a) {
+    backward<T>(s, true, grad_c, argmax, a, b, grad_a);
 }
 
-// grad_b (K x N) += the route of grad_c (M x N) through argmax; a is M x K.
+// grad_b (K x N) += the route of grad_c (M x N) through argmax.
 template <class T>
 void backward_b(Semiring s, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> a,
-                HostView<T> grad_b) {
-    backward<T>(s, false, grad_c, argmax, a, grad_b);
+                HostView<const T> b, HostView<T> grad_b) {
+    backward<T>(s, false, grad_c, argmax, a, b, grad_b);
 }
 
 }  // namespace tropical::reference

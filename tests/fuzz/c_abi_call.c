@@ -10,8 +10,8 @@ int tropical_fuzz_call_c_abi(int operation, int semiring, int dtype, const tropi
     switch (operation) {
     case 0: return tropical_gemm(s, t, a, b, c, batch, options);
     case 1: return tropical_gemm_argmax(s, t, a, b, c, argmax, batch, options);
-    case 2: return tropical_gemm_backward_a(s, t, c, argmax, b, grad, batch, options);
-    default: return tropical_gemm_backward_b(s, t, c, argmax, a, grad, batch, options);
+    case 2: return tropical_gemm_backward_a(s, t, c, argmax, a, b, grad, batch, options);
+    default: return tropical_gemm_backward_b(s, t, c, argmax, a, b, grad, batch, options);
     }
 }
 

@@ -96,7 +96,7 @@ int request(const std::uint8_t* data, std::size_t size) {
     if (!no_driver) fail("cannot point TROPICAL_GEMM_CUDA_DRIVER nowhere");
     Reader in(data, size);
     const int operation = in.byte() % 4;
-    const int semiring = in.enumerator(3), dtype = in.enumerator(4);
+    const int semiring = in.enumerator(5), dtype = in.enumerator(4);
     const std::int64_t m = in.count(), n = in.count(), k = in.count();
     // Every operand by its role's shape (grad is M x K for backward A, K x N for backward B).
     tropical_matrix mats[5] = {matrix(in, m, k), matrix(in, k, n), matrix(in, m, n), matrix(in, m, n),
@@ -137,8 +137,12 @@ int request(const std::uint8_t* data, std::size_t size) {
 
     // Compare only where the C ABI passes the request on unchanged: enums in range, every
     // descriptor it needs given, every layout it converts valid.
-    const char* required[] = {"11100", "11110", semiring == 2 ? "01111" : "00111", semiring == 2 ? "10111" : "00111"};
-    bool comparable = semiring >= 0 && semiring < 3 && dtype >= 0 && dtype < 4;
+    // The descriptors each operation needs (a b c argmax grad): a backward pass reads A and B by semiring
+    // (MaxMul the other operand, MaxMin and MinMax both).
+    const bool bottleneck = semiring == 3 || semiring == 4;
+    const char* required[] = {"11100", "11110", semiring == 2 ? "01111" : bottleneck ? "11111" : "00111",
+                              semiring == 2 ? "10111" : bottleneck ? "11111" : "00111"};
+    bool comparable = semiring >= 0 && semiring < 5 && dtype >= 0 && dtype < 4;
     for (int i = 0; i < 5; ++i) {
         if (required[operation][i] == '1' && !given[i]) comparable = false;
         if (given[i] && given[i]->layout != TROPICAL_ROW_MAJOR && given[i]->layout != TROPICAL_COL_MAJOR)

@@ -113,44 +113,45 @@ HostMatrix<T> magnitudes(const HostMatrix<T>& m) {
     return out;
 }
 
-// grad (M x K for A, K x N for B): the gradient of one operand; `other` is the other operand.
-// For A: grad_a from (grad_c, argmax, b); for B: grad_b from (grad_c, argmax, a).
+// grad (M x K for A, K x N for B): the gradient of one operand from (grad_c, argmax, a, b); the
+// semiring reads what it needs of a and b (MaxMul the other operand, MaxMin and MinMax both).
 template <class S, class T>
 HostMatrix<T> gpu_backward(bool for_a, const HostMatrix<T>& grad_c, const HostMatrix<std::int32_t>& argmax,
-                           const HostMatrix<T>& other, const HostMatrix<T>& grad, Launch launch = {}) {
-    DeviceMatrix<T> dg(grad_c), dother(other), dgrad(grad);
+                           const HostMatrix<T>& a, const HostMatrix<T>& b, const HostMatrix<T>& grad,
+                           Launch launch = {}) {
+    DeviceMatrix<T> dg(grad_c), da(a), db(b), dgrad(grad);
     DeviceMatrix<std::int32_t> dm(argmax);
     if (!launch.accumulate) dgrad.fill_bytes(grad.poison);
     const GemmOptions options{nullptr, launch.accumulate};
     const bool single = grad.count == 1 && !launch.batched_api;
     if (for_a) {
-        if (single) gemm_backward_a<S>(dg.view(), dm.view(), dother.view(), dgrad.view(), options);
-        else gemm_batched_backward_a<S>(dg.batched(), dm.batched(), dother.batched(), dgrad.batched(), grad.count, options);
+        if (single) gemm_backward_a<S>(dg.view(), dm.view(), da.view(), db.view(), dgrad.view(), options);
+        else gemm_batched_backward_a<S>(dg.batched(), dm.batched(), da.batched(), db.batched(), dgrad.batched(),
+                                        grad.count, options);
     } else {
-        if (single) gemm_backward_b<S>(dg.view(), dm.view(), dother.view(), dgrad.view(), options);
-        else gemm_batched_backward_b<S>(dg.batched(), dm.batched(), dother.batched(), dgrad.batched(), grad.count, options);
+        if (single) gemm_backward_b<S>(dg.view(), dm.view(), da.view(), db.view(), dgrad.view(), options);
+        else gemm_batched_backward_b<S>(dg.batched(), dm.batched(), da.batched(), db.batched(), dgrad.batched(),
+                                        grad.count, options);
     }
     return dgrad.download();
 }
 
-// {expected, scale}: the reference gradient, and what the same routing gives on magnitudes.
+// {expected, scale}: the reference gradient, and what the same routing gives on magnitudes (of
+// grad_C, and for MaxMul of the factors; MaxMin and MinMax route by the operands' signed values).
 template <class T>
 std::pair<HostMatrix<T>, HostMatrix<T>> reference_backward(Semiring s, bool for_a, const HostMatrix<T>& grad_c,
                                                            const HostMatrix<std::int32_t>& argmax,
-                                                           const HostMatrix<T>& other, const HostMatrix<T>& grad,
-                                                           bool accumulate) {
+                                                           const HostMatrix<T>& a, const HostMatrix<T>& b,
+                                                           const HostMatrix<T>& grad, bool accumulate) {
     HostMatrix<T> expected = grad, scale = magnitudes(grad);
     if (!accumulate)
-        grad.for_each([&](std::int64_t b, std::int64_t i, std::int64_t j) { expected.at(b, i, j) = scale.at(b, i, j) = T(0); });
-    const HostMatrix<T> abs_grad_c = magnitudes(grad_c), abs_other = magnitudes(other);
+        grad.for_each([&](std::int64_t n, std::int64_t i, std::int64_t j) { expected.at(n, i, j) = scale.at(n, i, j) = T(0); });
+    const bool product = s == Semiring::MaxMul;
+    const HostMatrix<T> abs_grad_c = magnitudes(grad_c), abs_a = product ? magnitudes(a) : a,
+                        abs_b = product ? magnitudes(b) : b;
     for (std::int64_t n = 0; n < grad.count; ++n) {
-        if (for_a) {
-            reference::backward_a<T>(s, grad_c.view(n), argmax.view(n), other.view(n), expected.view(n));
-            reference::backward_a<T>(s, abs_grad_c.view(n), argmax.view(n), abs_other.view(n), scale.view(n));
-        } else {
-            reference::backward_b<T>(s, grad_c.view(n), argmax.view(n), other.view(n), expected.view(n));
-            reference::backward_b<T>(s, abs_grad_c.view(n), argmax.view(n), abs_other.view(n), scale.view(n));
-        }
+        reference::backward<T>(s, for_a, grad_c.view(n), argmax.view(n), a.view(n), b.view(n), expected.view(n));
+        reference::backward<T>(s, for_a, abs_grad_c.view(n), argmax.view(n), abs_a.view(n), abs_b.view(n), scale.view(n));
     }
     return {std::move(expected), std::move(scale)};
 }
@@ -243,13 +244,13 @@ void check_backward(Rng& rng, bool for_a, const Shape& s, const Geometries& g, L
     constexpr Semiring ring = S::value;
     const auto grad_c = random_gradient<T>(rng, s.m, s.n, g.c);
     const auto argmax = random_argmax(rng, s.m, s.n, s.k, g.argmax, concentrated);
-    // The operand that is read (for MaxMul): B for grad_A, A for grad_B.
-    const auto other = for_a ? random_matrix<T>(rng, ring, Values::Typical, s.k, s.n, g.b)
-                             : random_matrix<T>(rng, ring, Values::Typical, s.m, s.k, g.a);
+    // The operands, which the semiring reads as it needs them (grad shares its operand's geometry).
+    const auto a = random_matrix<T>(rng, ring, Values::Typical, s.m, s.k, g.a);
+    const auto b = random_matrix<T>(rng, ring, Values::Typical, s.k, s.n, g.b);
     auto grad = for_a ? make_matrix<T>(s.m, s.k, g.a, poison) : make_matrix<T>(s.k, s.n, g.b, poison);
     if (launch.accumulate) grad.fill([&] { return static_cast<T>(rng.real(-10.0, 10.0)); });
-    const auto [expected, scale] = reference_backward<T>(ring, for_a, grad_c, argmax, other, grad, launch.accumulate);
-    const auto actual = gpu_backward<S>(for_a, grad_c, argmax, other, grad, launch);
+    const auto [expected, scale] = reference_backward<T>(ring, for_a, grad_c, argmax, a, b, grad, launch.accumulate);
+    const auto actual = gpu_backward<S>(for_a, grad_c, argmax, a, b, grad, launch);
     EXPECT_TRUE(close(for_a ? "grad_A" : "grad_B", expected, actual, scale, backward_rtol<T>()));
 }
 

@@ -24,13 +24,11 @@ struct Case {
     using Elem = T;
 };
 
-using AllCases = ::testing::Types<Case<MaxPlus, float>, Case<MinPlus, float>, Case<MaxMul, float>,        //
-                                  Case<MaxPlus, double>, Case<MinPlus, double>, Case<MaxMul, double>,     //
-                                  Case<MaxPlus, std::int32_t>, Case<MinPlus, std::int32_t>,               //
-                                  Case<MaxMul, std::int32_t>, Case<MaxPlus, std::int64_t>,                //
-                                  Case<MinPlus, std::int64_t>, Case<MaxMul, std::int64_t>>;
-using FloatCases = ::testing::Types<Case<MaxPlus, float>, Case<MinPlus, float>, Case<MaxMul, float>,
-                                    Case<MaxPlus, double>, Case<MinPlus, double>, Case<MaxMul, double>>;
+#define TROPICAL_CASES_OF(T) Case<MaxPlus, T>, Case<MinPlus, T>, Case<MaxMul, T>, Case<MaxMin, T>, Case<MinMax, T>
+using AllCases = ::testing::Types<TROPICAL_CASES_OF(float), TROPICAL_CASES_OF(double), TROPICAL_CASES_OF(std::int32_t),
+                                  TROPICAL_CASES_OF(std::int64_t)>;
+using FloatCases = ::testing::Types<TROPICAL_CASES_OF(float), TROPICAL_CASES_OF(double)>;
+#undef TROPICAL_CASES_OF
 
 // "f32_maxplus", for the names of typed tests.
 struct CaseName {
