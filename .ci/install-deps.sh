@@ -3,6 +3,8 @@
 # CUDA toolkit (its headers and NVRTC; no GPU needed). Safe to run again.
 set -euo pipefail
 packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev python3-pip python3-venv
+          # Google Highway: the SIMD of the CPU kernels (src/cpu)
+          libhwy-dev
           # nlohmann-json: the warm-up tool's --json documents, and its tests reading them
           nlohmann-json3-dev
           # clang with libFuzzer and its sanitizer runtimes, for the fuzz build (.ci/fuzz.sh)

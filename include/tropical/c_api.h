@@ -28,7 +28,8 @@ typedef enum tropical_semiring {
 typedef enum tropical_dtype { TROPICAL_F32 = 0, TROPICAL_F64 = 1, TROPICAL_I32 = 2, TROPICAL_I64 = 3 } tropical_dtype;
 typedef enum tropical_layout { TROPICAL_ROW_MAJOR = 0, TROPICAL_COL_MAJOR = 1 } tropical_layout;
 
-/* A matrix (or a batch of them) in device memory; sizes, leading dimension and batch stride in elements. */
+/* A matrix (or a batch of them) in device memory (host memory for tropical_host_*); sizes, leading
+ * dimension and batch stride in elements. */
 typedef struct tropical_matrix {
     const void* data;
     int64_t rows;
@@ -76,6 +77,45 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_backward_b(tropical_semiring 
                                                               const tropical_matrix* argmax, const tropical_matrix* a,
                                                               const tropical_matrix* b, const tropical_matrix* grad_b,
                                                               int64_t batch, const tropical_options* options);
+
+/* --- the same operations in host memory, on the CPU (tropical/host.hpp) ---------------------------- */
+
+typedef struct tropical_host_options {
+    int32_t accumulate; /* nonzero: C = C (+) A(x)B; backward: grad += */
+    int32_t threads;    /* at most this many threads; 0: one per core this process may run on */
+} tropical_host_options;
+
+/* tropical_gemm and its siblings with every matrix (the same descriptors) in host memory, computed by
+ * SIMD kernels on the CPU's cores. Synchronous: the outputs are written when the call returns. The
+ * same semantics, validation and statuses; options may be NULL (overwrite, every core). */
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm(tropical_semiring semiring, tropical_dtype dtype,
+                                                        const tropical_matrix* a, const tropical_matrix* b,
+                                                        const tropical_matrix* c, int64_t batch,
+                                                        const tropical_host_options* options);
+
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_argmax(tropical_semiring semiring, tropical_dtype dtype,
+                                                               const tropical_matrix* a, const tropical_matrix* b,
+                                                               const tropical_matrix* c, const tropical_matrix* argmax,
+                                                               int64_t batch, const tropical_host_options* options);
+
+/* The gradients in host memory; a and b as tropical_gemm_backward_a/b read them. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_backward_a(tropical_semiring semiring, tropical_dtype dtype,
+                                                                   const tropical_matrix* grad_c,
+                                                                   const tropical_matrix* argmax,
+                                                                   const tropical_matrix* a, const tropical_matrix* b,
+                                                                   const tropical_matrix* grad_a, int64_t batch,
+                                                                   const tropical_host_options* options);
+
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_backward_b(tropical_semiring semiring, tropical_dtype dtype,
+                                                                   const tropical_matrix* grad_c,
+                                                                   const tropical_matrix* argmax,
+                                                                   const tropical_matrix* a, const tropical_matrix* b,
+                                                                   const tropical_matrix* grad_b, int64_t batch,
+                                                                   const tropical_host_options* options);
+
+/* The SIMD instruction set the CPU kernels use on this machine, as Highway names it ("AVX2", "AVX3"
+ * for AVX-512, "SSE4", "NEON"; "EMU128" or "SCALAR" for the portable fallback): a static string. */
+TROPICAL_GEMM_EXPORT const char* tropical_host_simd_target(void);
 
 /* The message of the last failed call on this thread ("" if none). */
 TROPICAL_GEMM_EXPORT const char* tropical_last_error_message(void);

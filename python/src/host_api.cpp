@@ -1,11 +1,12 @@
-// The CPU path of the Python package's ops: the CPU reference (src/reference/reference.hpp) over
-// strided host memory, batched, as a few C functions that Python calls through ctypes, linked with
-// the library into libtropical_gemm_python.so (python/CMakeLists.txt). Everything else the package
-// does goes through the library's public C ABI (tropical/c_api.h). These report like it: a status,
-// and the message in tropical_last_error_message().
+// The Python package's NumPy reference (tropical_gemm.reference): the plain CPU reference
+// (src/reference/reference.hpp) over strided host memory of any strides, batched, as one C function
+// that Python calls through ctypes, linked with the library into libtropical_gemm_python.so
+// (python/CMakeLists.txt). It stays the plain oracle on purpose: the ops on CPU tensors, like
+// everything else the package does, go through the library's public C ABI (tropical/c_api.h's
+// tropical_host_*). It reports like the C ABI: a status, and the message in
+// tropical_last_error_message().
 #include <cstdint>
 #include <string>
-#include <type_traits>
 
 #include "c_api/guard.hpp"
 #include "c_api/request.hpp"
@@ -54,38 +55,9 @@ void with_dtype(tropical::DType dtype, F&& f) {
     }
 }
 
-// grad_A (of_a) or grad_B += the route of grad_C through argmax, for `batch` products. A and B are
-// read where the semiring's gradient needs them (the reference says which) and may be NULL
-// elsewhere. A gradient batch stride of 0 sums the batch into one matrix. The caller zeroes the
-// gradient first for an overwrite.
-int cpu_backward(bool of_a, std::int32_t semiring, std::int32_t dtype, const tgh_view* grad_c, const tgh_view* argmax,
-                 const tgh_view* a, const tgh_view* b, const tgh_view* grad, std::int64_t batch) {
-    return guarded([&] {
-        const auto s = tropical::detail::semiring_from_c(semiring);
-        const auto t = tropical::detail::dtype_from_c(dtype);
-        require(tropical::is_floating(t), "backward is implemented for f32 and f64 only");
-        require_view(grad_c, "grad_C"), require_view(argmax, "argmax"), require_view(grad, of_a ? "grad_A" : "grad_B");
-        const bool reads_a = tropical::reference::backward_reads_a(s, of_a);
-        const bool reads_b = tropical::reference::backward_reads_b(s, of_a);
-        if (reads_a) require_view(a, "A");
-        if (reads_b) require_view(b, "B");
-        with_dtype(t, [&]<class T>(T) {
-            if constexpr (std::is_floating_point_v<T>) {
-                // An operand the semiring does not read: a stand-in of no elements, never read.
-                const tgh_view none{nullptr, 0, 0, 0, 0, 0};
-                const tgh_view* va = reads_a ? a : &none;
-                const tgh_view* vb = reads_b ? b : &none;
-                for (std::int64_t i = 0; i < batch; ++i)
-                    tropical::reference::backward<T>(s, of_a, at<const T>(grad_c, i), at<const std::int32_t>(argmax, i),
-                                                     at<const T>(va, i), at<const T>(vb, i), at<T>(grad, i));
-            }
-        });
-    });
-}
-
 }  // namespace
 
-// C = A (x) B (and the argmax, when `argmax` is not NULL) for `batch` products, on the CPU.
+// C = A (x) B (and the argmax, when `argmax` is not NULL) for `batch` products, by the reference.
 TGH_EXPORT int tgh_cpu_gemm(std::int32_t semiring, std::int32_t dtype, const tgh_view* a, const tgh_view* b,
                             const tgh_view* c, const tgh_view* argmax, std::int64_t batch) {
     return guarded([&] {
@@ -106,14 +78,3 @@ TGH_EXPORT int tgh_cpu_gemm(std::int32_t semiring, std::int32_t dtype, const tgh
     });
 }
 
-TGH_EXPORT int tgh_cpu_backward_a(std::int32_t semiring, std::int32_t dtype, const tgh_view* grad_c,
-                                  const tgh_view* argmax, const tgh_view* a, const tgh_view* b, const tgh_view* grad_a,
-                                  std::int64_t batch) {
-    return cpu_backward(true, semiring, dtype, grad_c, argmax, a, b, grad_a, batch);
-}
-
-TGH_EXPORT int tgh_cpu_backward_b(std::int32_t semiring, std::int32_t dtype, const tgh_view* grad_c,
-                                  const tgh_view* argmax, const tgh_view* a, const tgh_view* b, const tgh_view* grad_b,
-                                  std::int64_t batch) {
-    return cpu_backward(false, semiring, dtype, grad_c, argmax, a, b, grad_b, batch);
-}

@@ -1,4 +1,4 @@
-"""The ops on CPU tensors (the CPU reference) against the NumPy oracle: every op, dtype, semiring
+"""The ops on CPU tensors (the library's CPU kernels) against the NumPy oracle: every op, dtype, semiring
 and layout; the backward ops; matmul's shapes; the tropical linear layer."""
 
 from __future__ import annotations

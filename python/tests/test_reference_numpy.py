@@ -1,4 +1,4 @@
-"""The library's CPU reference (the CPU path of the ops) against the NumPy oracle: no PyTorch needed."""
+"""The library's CPU reference (tropical_gemm.reference) against the NumPy oracle: no PyTorch needed."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@
     layer = tropical_gemm.TropicalLinear(64, 32)            # a tropical linear layer
     tropical_gemm.warm_up(dtypes=[torch.float32])           # compile kernels ahead of first use
 
-CUDA tensors run on the library's kernels on PyTorch's current stream; CPU tensors on the CPU
-reference. Importing needs neither a GPU nor NVRTC. Without PyTorch, the NumPy CPU reference
+CUDA tensors run on the library's kernels on PyTorch's current stream; CPU tensors on its SIMD
+CPU kernels. Importing needs neither a GPU nor NVRTC. Without PyTorch, the NumPy CPU reference
 (tropical_gemm.reference) and the cache functions still work.
 """
 

@@ -1,5 +1,6 @@
-"""The implementations of the ops: CUDA tensors through the library's public C ABI, CPU tensors
-through the CPU reference.
+"""The implementations of the ops, all through the library's public C ABI: CUDA tensors through
+``tropical_gemm*``, CPU tensors through ``tropical_host_gemm*`` (the library's SIMD kernels on
+``torch.get_num_threads()`` threads).
 
 The CUDA path calls ``tropical_gemm``, ``tropical_gemm_argmax`` and ``tropical_gemm_backward_a/b``
 on PyTorch's current stream of the tensors' device, with ``device_hint = index + 1``: PyTorch's
@@ -22,7 +23,7 @@ from torch import Tensor
 
 from . import _native, _nvrtc
 from ._checks import check_backward, check_product_shapes
-from ._native import COL_MAJOR, MATRIX, OPTIONS, ROW_MAJOR, SEMIRINGS, VIEW
+from ._native import COL_MAJOR, HOST_OPTIONS, MATRIX, OPTIONS, ROW_MAJOR, SEMIRINGS
 
 _MAXMUL = SEMIRINGS["maxmul"]
 _BOTTLENECK = (SEMIRINGS["maxmin"], SEMIRINGS["minmax"])
@@ -35,12 +36,14 @@ def _reads(s: int, which: str) -> tuple[bool, bool]:
     return both or (s == _MAXMUL and which == "b"), both or (s == _MAXMUL and which == "a")
 _pack_matrix = MATRIX.pack
 _pack_options = OPTIONS.pack
+_pack_host_options = HOST_OPTIONS.pack
 
 # --- descriptors ------------------------------------------------------------------------------
 
 
 def _gpu_matrix(t: Tensor, batched: bool) -> tuple[bytes, Tensor]:
-    """A packed tropical_matrix for t (2-D, or 3-D with the batch first), without a copy where the
+    """A packed tropical_matrix for t (2-D, or 3-D with the batch first; on the GPU or, for the host
+    functions, on the CPU: the descriptors are the same), without a copy where the
     strides allow: inner stride 1 -> row-major, ld = the outer stride; outer stride 1 ->
     column-major; anything else -> .contiguous(). A batch of 1 gets batch stride 0 (it broadcasts).
     Returns the descriptor and the tensor it points into (keep it alive until the launch is queued)."""
@@ -59,19 +62,6 @@ def _gpu_matrix(t: Tensor, batched: bool) -> tuple[bytes, Tensor]:
         strides = t.stride()
     batch_stride = (strides[0] if shape[0] > 1 else 0) if batched else 0
     return _pack_matrix(t.data_ptr(), rows, cols, ld, layout, batch_stride), t
-
-
-def _cpu_view(t: Tensor, batched: bool) -> bytes:
-    """A tgh_view for the CPU reference, which takes any strides."""
-    st = t.stride()
-    batch_stride = (st[0] if t.shape[0] > 1 else 0) if batched else 0
-    return VIEW.pack(t.data_ptr(), t.shape[-2], t.shape[-1], st[-2], st[-1], batch_stride)
-
-
-def _out_view(t: Tensor, batched: bool, batch_stride: int | None = None) -> bytes:
-    st = t.stride()
-    bs = (st[0] if batched else 0) if batch_stride is None else batch_stride
-    return VIEW.pack(t.data_ptr(), t.shape[-2], t.shape[-1], st[-2], st[-1], bs)
 
 
 # --- streams ----------------------------------------------------------------------------------
@@ -94,9 +84,10 @@ _gemm_c = _native.undeclared("tropical_gemm")
 _gemm_argmax_c = _native.undeclared("tropical_gemm_argmax")
 _backward_a_c = _native.undeclared("tropical_gemm_backward_a")
 _backward_b_c = _native.undeclared("tropical_gemm_backward_b")
-_cpu_gemm_c = _native.undeclared("tgh_cpu_gemm")
-_cpu_backward_a_c = _native.undeclared("tgh_cpu_backward_a")
-_cpu_backward_b_c = _native.undeclared("tgh_cpu_backward_b")
+_host_gemm_c = _native.undeclared("tropical_host_gemm")
+_host_gemm_argmax_c = _native.undeclared("tropical_host_gemm_argmax")
+_host_backward_a_c = _native.undeclared("tropical_host_gemm_backward_a")
+_host_backward_b_c = _native.undeclared("tropical_host_gemm_backward_b")
 _int64 = ctypes.c_int64
 _ONE = _int64(1)  # the batch count of every 2-D call, made once
 
@@ -136,22 +127,36 @@ def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, w
     return (c, argmax) if with_argmax else c
 
 
+def _host_options() -> bytes:
+    """tropical_host_options: overwrite, on as many threads as PyTorch's CPU ops use
+    (torch.set_num_threads)."""
+    return _pack_host_options(0, torch.get_num_threads())
+
+
 def _product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
     s, t, sa, sb = check_product_shapes(op, a, b, semiring, batched)
     if batched:
         count = sb[0] if sa[0] == 1 else sa[0]  # a batch of 1 broadcasts, also against 0
-        c = torch.empty(count, sa[1], sb[2], dtype=a.dtype)
-        argmax = torch.empty(count, sa[1], sb[2], dtype=torch.int32) if with_argmax else None
+        m, n = sa[1], sb[2]
+        c = torch.empty(count, m, n, dtype=a.dtype)
+        argmax = torch.empty(count, m, n, dtype=torch.int32) if with_argmax else None
         if count == 0:  # an empty batch: nothing to compute, and the empty operand may have no memory
             return (c, argmax) if with_argmax else c
     else:
         count = 1
-        c = torch.empty(sa[0], sb[1], dtype=a.dtype)
-        argmax = torch.empty(sa[0], sb[1], dtype=torch.int32) if with_argmax else None
-    va, vb = _cpu_view(a, batched), _cpu_view(b, batched)
-    vc = _out_view(c, batched)
-    vm = _out_view(argmax, batched) if with_argmax else None
-    status = _cpu_gemm_c(s, t, va, vb, vc, vm, _int64(count))
+        m, n = sa[0], sb[1]
+        c = torch.empty(m, n, dtype=a.dtype)
+        argmax = torch.empty(m, n, dtype=torch.int32) if with_argmax else None
+    # The same descriptors as on the GPU: strided operands go as they are, others as a copy.
+    da, a_ = _gpu_matrix(a, batched)
+    db, b_ = _gpu_matrix(b, batched)
+    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    batch = _ONE if count == 1 else _int64(count)
+    if with_argmax:
+        dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+        status = _host_gemm_argmax_c(s, t, da, db, dc, dm, batch, _host_options())
+    else:
+        status = _host_gemm_c(s, t, da, db, dc, batch, _host_options())
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     return (c, argmax) if with_argmax else c
@@ -196,14 +201,23 @@ def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor
     batched = grad_c.dim() == 3
     count = grad_c.shape[0] if batched else 1
     target = a if which == "a" else b
-    grad = torch.zeros(target.shape, dtype=a.dtype)
+    rows, cols = target.shape[-2], target.shape[-1]
     if count == 0:  # no products, no contributions
-        return grad
-    # The reference adds into grad: a broadcast operand (batch 1) sums its batch in place.
-    dg = _out_view(grad, batched, batch_stride=(grad.stride(0) if target.shape[0] > 1 else 0) if batched else 0)
-    fn = _cpu_backward_a_c if which == "a" else _cpu_backward_b_c
-    status = fn(s, t, _cpu_view(grad_c, batched), _cpu_view(argmax, batched), _cpu_view(a, batched),
-                _cpu_view(b, batched), dg, _int64(count))
+        return torch.zeros(target.shape, dtype=a.dtype)
+    # As on the GPU, outputs may not overlap: a broadcast operand gets the gradient of every
+    # product, summed afterwards.
+    grad = torch.empty((count, rows, cols) if batched else (rows, cols), dtype=a.dtype)
+    dgc, grad_c_ = _gpu_matrix(grad_c, batched)
+    dam, argmax_ = _gpu_matrix(argmax, batched)
+    # The operands the semiring's gradient reads (MaxMul the other one, MaxMin and MinMax both).
+    reads_a, reads_b = _reads(s, which)
+    da, a_ = _gpu_matrix(a, batched) if reads_a else (None, None)
+    db, b_ = _gpu_matrix(b, batched) if reads_b else (None, None)
+    dg = _pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
+    fn = _host_backward_a_c if which == "a" else _host_backward_b_c
+    status = fn(s, t, dgc, dam, da, db, dg, _ONE if count == 1 else _int64(count), _host_options())
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
+    if batched and target.shape[0] != count:
+        grad = grad.sum(0, keepdim=True)
     return grad

@@ -1,9 +1,10 @@
 """The package's native library, loaded with ctypes, and the package's exceptions.
 
 ``libtropical_gemm_python.so`` holds the library and exports C symbols only: the library's public
-C ABI (``tropical/c_api.h``, ``tropical_*``), which the package uses for everything on the GPU, the
-kernel registry, the cache and NVRTC, and the CPU reference (``python/src/host_api.cpp``,
-``tgh_*``), which reports its errors the same way.
+C ABI (``tropical/c_api.h``, ``tropical_*``), which the package uses for everything on the GPU and
+on the CPU (``tropical_host_*``), the kernel registry, the cache and NVRTC, and the plain CPU
+reference for NumPy arrays (``python/src/host_api.cpp``, ``tgh_cpu_gemm``), which reports its
+errors the same way.
 
 Loading it touches neither the CUDA driver nor NVRTC: the library opens those at first use, so
 ``import tropical_gemm`` works on a machine without a GPU.
@@ -112,6 +113,12 @@ _declare(lib.tropical_gemm, [_i32, _i32, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_gemm_argmax, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_gemm_backward_a, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_gemm_backward_b, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
+# The same in host memory, on the CPU; the last argument is a tropical_host_options.
+_declare(lib.tropical_host_gemm, [_i32, _i32, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_host_gemm_argmax, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_host_gemm_backward_a, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_host_gemm_backward_b, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_host_simd_target, [], _p)
 _declare(lib.tropical_last_error_message, [], _p)
 _declare(lib.tropical_status_name, [_i32], _p)
 _declare(lib.tropical_semiring_name, [_i32], _p)
@@ -139,11 +146,9 @@ _declare(lib.tropical_warm_kernel, [_p, _i32, ctypes.POINTER(WarmResultC)])
 _declare(lib.tropical_nvrtc_search_path, [_p, _i64])
 _declare(lib.tropical_add_nvrtc_fallback, [_p])
 
-# The CPU reference takes its views as the bytes of packed tgh_view structs (c_char_p passes a
+# The NumPy reference takes its views as the bytes of packed tgh_view structs (c_char_p passes a
 # bytes object's buffer without a copy).
 _declare(lib.tgh_cpu_gemm, [_i32, _i32, _p, _p, _p, _p, _i64])
-for _fn in (lib.tgh_cpu_backward_a, lib.tgh_cpu_backward_b):
-    _declare(_fn, [_i32, _i32, _p, _p, _p, _p, _p, _i64])
 
 
 def undeclared(name: str):
@@ -164,9 +169,11 @@ def undeclared(name: str):
 MATRIX = struct.Struct("@Pqqqiq")
 # tropical_options {void* stream; int32 accumulate; int32 device_hint}
 OPTIONS = struct.Struct("@Pii")
+# tropical_host_options {int32 accumulate; int32 threads}
+HOST_OPTIONS = struct.Struct("@ii")
 # tgh_view {void* data; int64 rows, cols, row_stride, col_stride, batch_stride}
 VIEW = struct.Struct("@Pqqqqq")
-assert MATRIX.size == 48 and OPTIONS.size == 16 and VIEW.size == 48
+assert MATRIX.size == 48 and OPTIONS.size == 16 and HOST_OPTIONS.size == 8 and VIEW.size == 48
 
 ROW_MAJOR, COL_MAJOR = 0, 1
 
@@ -243,7 +250,7 @@ def exception_for(status: int) -> type:
 
 
 def library_error(status: int, where: str = "") -> TropicalError:
-    """The exception for a failed call of the library (its C ABI or the CPU reference), with its message."""
+    """The exception for a failed call of the library (its C ABI or the NumPy reference), with its message."""
     message = (lib.tropical_last_error_message() or b"").decode(errors="replace")
     if not message:
         words = lib.tropical_status_string(status)

@@ -18,7 +18,7 @@ semantics are the library's (README, "Semantics"). The backward ops take 2-D or 
 
 Each op has a CUDA kernel (the library's public C ABI, on PyTorch's current stream of the tensors'
 device, with a device hint: no synchronisation, outputs from PyTorch's caching allocator), a CPU
-kernel (the CPU reference), a fake implementation (shapes only, for ``torch.compile`` and meta
+kernel (the library's host functions: SIMD on every core), a fake implementation (shapes only, for ``torch.compile`` and meta
 tensors) and, for the products, an autograd formula through the backward ops. ``gemm`` and
 ``bgemm`` recompute the argmax in their backward; ``tropical_gemm.matmul`` calls the ``_argmax``
 ops when gradients are needed so that nothing is computed twice.

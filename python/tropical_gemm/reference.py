@@ -1,6 +1,6 @@
 """The library's CPU reference on NumPy arrays, without PyTorch: the semantics of every path
-(README, "Semantics"), for tests and small problems. The PyTorch ops run the same code for CPU
-tensors.
+(README, "Semantics") written plainly, for tests and small problems. The PyTorch ops on CPU tensors
+run the library's SIMD kernels instead, which give the same results bit for bit.
 
 Any NumPy array of a supported type works as it is given: either byte order, any strides (negative,
 zero, or not a multiple of the item size, as views of records give) and misaligned data. The

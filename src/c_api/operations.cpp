@@ -4,7 +4,6 @@
 
 #include "c_api/guard.hpp"
 #include "c_api/request.hpp"
-#include "reference/reference.hpp"
 #include <tropical/c_api.h>
 
 namespace tropical::detail {
@@ -12,31 +11,13 @@ namespace {
 
 thread_local std::string g_last_error;
 
-// `required` names the operands an operation cannot do without, in the order a b c argmax grad.
 tropical_status call(Operation op, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
                      const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
-                     const tropical_matrix* grad, int64_t batch, const tropical_options* options, const char* required) {
+                     const tropical_matrix* grad, int64_t batch, const tropical_options* options) {
     return guarded([&] {
-        const tropical_matrix* given[] = {a, b, c, argmax, grad};
-        const char* names[] = {"a", "b", "c", "argmax", "grad"};
-        for (int i = 0; i < 5; ++i)
-            if (required[i] == '1' && given[i] == nullptr)
-                throw InvalidArgument(std::string("the matrix descriptor ") + names[i] + " is NULL");
+        require_descriptors(op, semiring, a, b, c, argmax, grad);
         run(request_from_c(op, semiring, dtype, a, b, c, argmax, grad, batch, options));
     });
-}
-
-// A backward pass: A and B are required where the semiring's gradient reads them (a semiring out
-// of range reads neither here; validation names it).
-tropical_status call_backward(bool of_a, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
-                              const tropical_matrix* b, const tropical_matrix* grad_c, const tropical_matrix* argmax,
-                              const tropical_matrix* grad, int64_t batch, const tropical_options* options) {
-    const bool known = semiring >= 0 && semiring < static_cast<std::int32_t>(std::size(all_semirings));
-    const auto s = static_cast<Semiring>(known ? semiring : 0);
-    const char required[] = {known && reference::backward_reads_a(s, of_a) ? '1' : '0',
-                             known && reference::backward_reads_b(s, of_a) ? '1' : '0', '1', '1', '1', '\0'};
-    return call(of_a ? Operation::BackwardA : Operation::BackwardB, semiring, dtype, a, b, grad_c, argmax, grad, batch,
-                options, required);
 }
 
 }  // namespace
@@ -62,28 +43,27 @@ extern "C" {
 
 tropical_status tropical_gemm(tropical_semiring s, tropical_dtype t, const tropical_matrix* a, const tropical_matrix* b,
                               const tropical_matrix* c, int64_t batch, const tropical_options* options) {
-    return tropical::detail::call(Operation::Gemm, raw(s), raw(t), a, b, c, nullptr, nullptr, batch, options, "11100");
+    return tropical::detail::call(Operation::Gemm, raw(s), raw(t), a, b, c, nullptr, nullptr, batch, options);
 }
 
 tropical_status tropical_gemm_argmax(tropical_semiring s, tropical_dtype t, const tropical_matrix* a,
                                      const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
                                      int64_t batch, const tropical_options* options) {
-    return tropical::detail::call(Operation::GemmArgmax, raw(s), raw(t), a, b, c, argmax, nullptr, batch, options,
-                                  "11110");
+    return tropical::detail::call(Operation::GemmArgmax, raw(s), raw(t), a, b, c, argmax, nullptr, batch, options);
 }
 
 tropical_status tropical_gemm_backward_a(tropical_semiring s, tropical_dtype t, const tropical_matrix* grad_c,
                                          const tropical_matrix* argmax, const tropical_matrix* a,
                                          const tropical_matrix* b, const tropical_matrix* grad_a, int64_t batch,
                                          const tropical_options* options) {
-    return tropical::detail::call_backward(true, raw(s), raw(t), a, b, grad_c, argmax, grad_a, batch, options);
+    return tropical::detail::call(Operation::BackwardA, raw(s), raw(t), a, b, grad_c, argmax, grad_a, batch, options);
 }
 
 tropical_status tropical_gemm_backward_b(tropical_semiring s, tropical_dtype t, const tropical_matrix* grad_c,
                                          const tropical_matrix* argmax, const tropical_matrix* a,
                                          const tropical_matrix* b, const tropical_matrix* grad_b, int64_t batch,
                                          const tropical_options* options) {
-    return tropical::detail::call_backward(false, raw(s), raw(t), a, b, grad_c, argmax, grad_b, batch, options);
+    return tropical::detail::call(Operation::BackwardB, raw(s), raw(t), a, b, grad_c, argmax, grad_b, batch, options);
 }
 
 const char* tropical_last_error_message(void) { return tropical::detail::g_last_error.c_str(); }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "reference/reference.hpp"
 #include <tropical/error.hpp>
 
 namespace tropical::detail {
@@ -35,6 +36,30 @@ Semiring semiring_from_c(std::int32_t semiring) {
 
 DType dtype_from_c(std::int32_t dtype) {
     return checked_enum<DType>(dtype, static_cast<std::int32_t>(std::size(all_dtypes)), "element type");
+}
+
+std::string required_descriptors(Operation operation, std::int32_t semiring) {
+    switch (operation) {
+    case Operation::Gemm: return "11100";
+    case Operation::GemmArgmax: return "11110";
+    case Operation::BackwardA:
+    case Operation::BackwardB: break;
+    }
+    const bool of_a = operation == Operation::BackwardA;
+    const bool known = semiring >= 0 && semiring < static_cast<std::int32_t>(std::size(all_semirings));
+    const auto s = static_cast<Semiring>(known ? semiring : 0);
+    return std::string(known && reference::backward_reads_a(s, of_a) ? "1" : "0") +
+           (known && reference::backward_reads_b(s, of_a) ? "1" : "0") + "111";
+}
+
+void require_descriptors(Operation operation, std::int32_t semiring, const tropical_matrix* a, const tropical_matrix* b,
+                         const tropical_matrix* c, const tropical_matrix* argmax, const tropical_matrix* grad) {
+    const std::string required = required_descriptors(operation, semiring);
+    const tropical_matrix* given[] = {a, b, c, argmax, grad};
+    const char* names[] = {"a", "b", "c", "argmax", "grad"};
+    for (int i = 0; i < 5; ++i)
+        if (required[static_cast<std::size_t>(i)] == '1' && given[i] == nullptr)
+            throw InvalidArgument(std::string("the matrix descriptor ") + names[i] + " is NULL");
 }
 
 Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,

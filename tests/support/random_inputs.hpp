@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -38,12 +39,13 @@ struct CaseName {
     }
 };
 
-// 0..11, so that each type parameter can walk the layouts from a different starting point.
+// 0, 1, ... one per (type, semiring), so that each type parameter can walk the layouts from a
+// different starting point.
 template <class C>
 constexpr int case_index() {
     const int t = static_cast<int>(dtype_of<typename C::Elem>());
     const int s = static_cast<int>(C::Ring::value);
-    return t * 3 + s;
+    return t * static_cast<int>(std::size(all_semirings)) + s;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,75 @@
+// The host entry points of tropical/host.hpp, and the one run() behind them and the C ABI.
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "cpu/host.hpp"
+#include "cpu/targets.hpp"
+#include "cpu/thread_pool.hpp"
+#include <tropical/error.hpp>
+#include <tropical/host.hpp>
+
+namespace tropical::cpu {
+namespace {
+
+std::atomic<double> g_work_scale{1.0};
+
+}  // namespace
+
+int threads_for(double work, double per_thread, int threads) {
+    const double scale = g_work_scale.load(std::memory_order_relaxed);
+    if (scale <= 0) return threads;
+    const double useful = work / (per_thread * scale);
+    return useful >= threads ? threads : useful < 1 ? 1 : static_cast<int>(useful);
+}
+
+void set_work_per_thread_scale(double scale) { g_work_scale.store(scale, std::memory_order_relaxed); }
+
+void run(const detail::Request& q, int threads) {
+    if (threads < 0)
+        throw InvalidArgument(
+            fmt::format("threads is {}; it must be 0 (one thread per core) or a positive number of threads", threads));
+    const detail::ValidatedRequest v = detail::validate(q);
+    const int used = threads == 0 ? available_cores() : threads;
+    const bool backward = q.operation == detail::Operation::BackwardA || q.operation == detail::Operation::BackwardB;
+    if (backward) run_backward(q, v.shape, used);
+    else run_product(q, v.shape, used);
+}
+
+}  // namespace tropical::cpu
+
+namespace tropical::host {
+
+const char* simd_target() { return cpu::target_name(); }
+
+int default_threads() { return cpu::available_cores(); }
+
+namespace detail {
+
+void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandRef& b, const OperandRef& c,
+             const OperandRef* argmax, std::int64_t batch, const Options& options) {
+    tropical::detail::Request q;
+    q.operation = argmax ? tropical::detail::Operation::GemmArgmax : tropical::detail::Operation::Gemm;
+    q.semiring = semiring, q.dtype = dtype;
+    q.a = a, q.b = b, q.c = c;
+    if (argmax) q.argmax = *argmax;
+    q.batch = batch;
+    q.options.accumulate = options.accumulate;
+    cpu::run(q, options.threads);
+}
+
+void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c, const OperandRef& argmax,
+              const OperandRef& a, const OperandRef& b, const OperandRef& grad, std::int64_t batch,
+              const Options& options) {
+    tropical::detail::Request q;
+    q.operation = of == Gradient::OfA ? tropical::detail::Operation::BackwardA : tropical::detail::Operation::BackwardB;
+    q.semiring = semiring, q.dtype = dtype;
+    q.c = grad_c, q.argmax = argmax, q.grad = grad;
+    q.a = a, q.b = b;
+    q.batch = batch;
+    q.options.accumulate = options.accumulate;
+    cpu::run(q, options.threads);
+}
+
+}  // namespace detail
+}  // namespace tropical::host
