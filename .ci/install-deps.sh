@@ -7,6 +7,8 @@ packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev libgtest-dev libgmock-d
           libhwy-dev
           # nlohmann-json: the warm-up tool's --json documents, and its tests reading them
           nlohmann-json3-dev
+          # clang-format: the code's style, checked by .ci/check-format.sh
+          clang-format
           # clang with libFuzzer and its sanitizer runtimes, for the fuzz build (.ci/fuzz.sh)
           clang libclang-rt-14-dev)
 missing=()

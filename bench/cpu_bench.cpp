@@ -19,9 +19,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
-#include <cstdint>
 #include <map>
 #include <random>
 #include <string>
@@ -30,9 +30,9 @@
 
 #include <fmt/format.h>
 
+#include <tropical/host.hpp>
 #include "cpu/targets.hpp"
 #include "cpu_ceiling.hpp"
-#include <tropical/host.hpp>
 
 using namespace tropical;
 
@@ -179,7 +179,9 @@ void run_case(benchmark::State& state, const Case& c) {
         case Kind::BackwardA:  // grad_C: A's values will do
             host::gemm_batched_backward_a<S>(in(a), indices, in(a), in(b), mine, count, options);
             break;
-        case Kind::BackwardB: host::gemm_batched_backward_b<S>(in(a), indices, in(a), in(b), mine, count, options); break;
+        case Kind::BackwardB:
+            host::gemm_batched_backward_b<S>(in(a), indices, in(a), in(b), mine, count, options);
+            break;
         }
         benchmark::ClobberMemory();
     });
@@ -225,8 +227,8 @@ void run(benchmark::State& state, Case c) {
 
 void add(const Case& c) {
     static const char* kinds[] = {"gemm", "argmax", "batched", "backward_a", "backward_b"};
-    std::string name = fmt::format("{}/{}/{}/{}", kinds[static_cast<int>(c.kind)], name_of(c.dtype),
-                                   to_string(c.semiring), c.n);
+    std::string name =
+        fmt::format("{}/{}/{}/{}", kinds[static_cast<int>(c.kind)], name_of(c.dtype), to_string(c.semiring), c.n);
     if (c.kind == Kind::Batched) name = fmt::format("{}x{}", name, c.batch);
     name += c.threads ? fmt::format("/threads:{}", c.threads) : std::string("/threads:all");
     benchmark::RegisterBenchmark(name.c_str(), run, c)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
@@ -239,7 +241,8 @@ void register_all() {
                 ->Iterations(1);
     for (std::int64_t n : {256, 512, 1024, 2048})
         for (int threads : {1, 0}) add({Kind::Gemm, DType::F32, Semiring::MaxPlus, n, threads});
-    for (Semiring s : {Semiring::MinPlus, Semiring::MaxMul, Semiring::MaxMin}) add({Kind::Gemm, DType::F32, s, 1024, 1});
+    for (Semiring s : {Semiring::MinPlus, Semiring::MaxMul, Semiring::MaxMin})
+        add({Kind::Gemm, DType::F32, s, 1024, 1});
     for (DType t : {DType::F64, DType::I32, DType::I64})
         for (int threads : {1, 0}) add({Kind::Gemm, t, Semiring::MaxPlus, 1024, threads});
     add({Kind::Gemm, DType::I32, Semiring::MaxMul, 1024, 1});

@@ -11,9 +11,9 @@
 
 #include <hwy/highway.h>
 
+#include <tropical/types.hpp>
 #include "cpu/kernel-inl.h"
 #include "cpu/ring-inl.h"
-#include <tropical/types.hpp>
 
 HWY_BEFORE_NAMESPACE();
 namespace tropical::bench::HWY_NAMESPACE {

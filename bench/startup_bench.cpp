@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "support/gpu_timer.hpp"
 #include <tropical/context.hpp>
 #include <tropical/device_buffer.hpp>
 #include <tropical/gemm.hpp>
+#include "support/gpu_timer.hpp"
 
 extern char** environ;
 
@@ -68,7 +68,8 @@ ProbeResult run_probe(const std::string& set, const std::map<std::string, std::s
     ::close(pipe_fds[1]);
     ProbeResult result;
     char buffer[512];
-    for (ssize_t got; (got = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;) result.output.append(buffer, static_cast<std::size_t>(got));
+    for (ssize_t got; (got = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+        result.output.append(buffer, static_cast<std::size_t>(got));
     ::close(pipe_fds[0]);
     int status = 0;
     if (rc == 0) ::waitpid(pid, &status, 0);
@@ -110,8 +111,7 @@ void cold(benchmark::State& state, std::string set) {
     std::vector<ProbeResult> runs;
     for (auto _ : state) {
         const FreshDir dir;
-        const auto r =
-            run_probe(set, {{"TROPICAL_GEMM_CACHE_DIR", dir.path().string()}, {"CUDA_CACHE_DISABLE", "1"}});
+        const auto r = run_probe(set, {{"TROPICAL_GEMM_CACHE_DIR", dir.path().string()}, {"CUDA_CACHE_DISABLE", "1"}});
         if (!r.ok) {
             state.SkipWithError(("probe failed: " + r.output).c_str());
             break;
@@ -185,11 +185,22 @@ int main(int argc, char** argv) {
     for (const char* set : {"first", "pytorch", "all"}) {
         const std::string s = set;
         const int runs = s == "all" ? 1 : 3;
-        benchmark::RegisterBenchmark(("cold/" + s).c_str(), cold, s)->UseManualTime()->Iterations(runs)->Unit(benchmark::kMillisecond);
-        benchmark::RegisterBenchmark(("warm/" + s).c_str(), warm, s, false)->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("cold/" + s).c_str(), cold, s)
+            ->UseManualTime()
+            ->Iterations(runs)
+            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("warm/" + s).c_str(), warm, s, false)
+            ->UseManualTime()
+            ->Iterations(5)
+            ->Unit(benchmark::kMillisecond);
         benchmark::RegisterBenchmark(("warm_no_driver_cache/" + s).c_str(), warm, s, true)
-            ->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
+            ->UseManualTime()
+            ->Iterations(5)
+            ->Unit(benchmark::kMillisecond);
     }
-    benchmark::RegisterBenchmark("hot/f32_maxplus_64", hot)->UseManualTime()->Iterations(2000)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("hot/f32_maxplus_64", hot)
+        ->UseManualTime()
+        ->Iterations(2000)
+        ->Unit(benchmark::kMicrosecond);
     return tropical::bench::run_or_skip(argc, argv);
 }

@@ -17,11 +17,11 @@
 
 #include <fmt/format.h>
 
+#include <tropical/context.hpp>
+#include <tropical/gemm.hpp>
 #include "driver/cuda_driver.hpp"
 #include "support/bench_inputs.hpp"
 #include "support/gpu_timer.hpp"
-#include <tropical/context.hpp>
-#include <tropical/gemm.hpp>
 
 using namespace tropical;
 using namespace tropical::bench;
@@ -139,13 +139,15 @@ void run_case(benchmark::State& state, const Case& c) {
     case Kind::Latency:
     case Kind::Gemm:
         launch = [&](std::size_t i) {
-            gemm<S>(view<const T>(a[i], c.m, c.k, c.la), view<const T>(b[i], c.k, c.n, c.lb), view(out[i], c.m, c.n, c.lc));
+            gemm<S>(view<const T>(a[i], c.m, c.k, c.la), view<const T>(b[i], c.k, c.n, c.lb),
+                    view(out[i], c.m, c.n, c.lc));
         };
         break;
     case Kind::Batched:
         launch = [&](std::size_t i) {
-            gemm_batched<S>(batched(view<const T>(a[i], c.m, c.k, c.la), sa), batched(view<const T>(b[i], c.k, c.n, c.lb), sb),
-                            batched(view(out[i], c.m, c.n, c.lc), sc), c.batch);
+            gemm_batched<S>(batched(view<const T>(a[i], c.m, c.k, c.la), sa),
+                            batched(view<const T>(b[i], c.k, c.n, c.lb), sb), batched(view(out[i], c.m, c.n, c.lc), sc),
+                            c.batch);
         };
         break;
     case Kind::Argmax:
@@ -156,17 +158,21 @@ void run_case(benchmark::State& state, const Case& c) {
         break;
     case Kind::BackwardA:
         if constexpr (detail::needs_both_operands<S>) break;  // not registered (register_all)
-        else launch = [&](std::size_t i) {
-            gemm_backward_a<S>(view<const T>(out[i], c.m, c.n, c.lc), row_major<const std::int32_t>(index[i], c.m, c.n),
-                               view<const T>(b[i], c.k, c.n, c.lb), view(a[i], c.m, c.k, c.la));
-        };
+        else
+            launch = [&](std::size_t i) {
+                gemm_backward_a<S>(view<const T>(out[i], c.m, c.n, c.lc),
+                                   row_major<const std::int32_t>(index[i], c.m, c.n),
+                                   view<const T>(b[i], c.k, c.n, c.lb), view(a[i], c.m, c.k, c.la));
+            };
         break;
     case Kind::BackwardB:
         if constexpr (detail::needs_both_operands<S>) break;
-        else launch = [&](std::size_t i) {
-            gemm_backward_b<S>(view<const T>(out[i], c.m, c.n, c.lc), row_major<const std::int32_t>(index[i], c.m, c.n),
-                               view<const T>(a[i], c.m, c.k, c.la), view(b[i], c.k, c.n, c.lb));
-        };
+        else
+            launch = [&](std::size_t i) {
+                gemm_backward_b<S>(view<const T>(out[i], c.m, c.n, c.lc),
+                                   row_major<const std::int32_t>(index[i], c.m, c.n),
+                                   view<const T>(a[i], c.m, c.k, c.la), view(b[i], c.k, c.n, c.lb));
+            };
         break;
     }
     const double median = c.kind == Kind::Latency ? time_back_to_back(state, launch) : time_launches(state, launch);
@@ -175,7 +181,8 @@ void run_case(benchmark::State& state, const Case& c) {
         // What a backward pass must move: grad_C and argmax read once, the gradient written once,
         // and for MaxMul the other operand read once.
         const double grad = static_cast<double>(c.kind == Kind::BackwardA ? a_count : b_count) * sizeof(T);
-        const double bytes = static_cast<double>(c_count) * (sizeof(T) + 4) + grad * (c.semiring == Semiring::MaxMul ? 2 : 1);
+        const double bytes =
+            static_cast<double>(c_count) * (sizeof(T) + 4) + grad * (c.semiring == Semiring::MaxMul ? 2 : 1);
         state.counters["GBps"] = bytes / median * 1e-9;
         state.counters["of_hbm"] = bytes / median * 1e-9 / g_limits["hbm"];
     } else {
@@ -208,8 +215,12 @@ void dispatch(benchmark::State& state, Case c) {
 void add(const std::string& name, const Case& c) {
     const double terms = static_cast<double>(c.m * c.n * c.k * c.batch);
     // Enough timed runs for a stable median: at least 10, more for short kernels.
-    const auto iterations = static_cast<benchmark::IterationCount>(std::clamp(2e10 / std::max(terms, 1.0), 10.0, 200.0));
-    benchmark::RegisterBenchmark(name.c_str(), dispatch, c)->UseManualTime()->Iterations(iterations)->Unit(benchmark::kMicrosecond);
+    const auto iterations =
+        static_cast<benchmark::IterationCount>(std::clamp(2e10 / std::max(terms, 1.0), 10.0, 200.0));
+    benchmark::RegisterBenchmark(name.c_str(), dispatch, c)
+        ->UseManualTime()
+        ->Iterations(iterations)
+        ->Unit(benchmark::kMicrosecond);
 }
 
 char layout_letter(Layout l) { return l == Layout::RowMajor ? 'R' : 'C'; }
@@ -232,17 +243,21 @@ void register_all() {
                 if (n == 8192 && !wide) continue;
                 add(fmt::format("argmax/{}/{}", ts, n), {Kind::Argmax, t, s, n, n, n});
             }
-            for (auto [count, n] : {std::pair{4096, 128}, std::pair{16384, 64}, std::pair{1024, 256}, std::pair{256, 64}})
+            for (auto [count, n] :
+                 {std::pair{4096, 128}, std::pair{16384, 64}, std::pair{1024, 256}, std::pair{256, 64}})
                 add(fmt::format("batched/{}/{}x{}", ts, count, n), {Kind::Batched, t, s, n, n, n, count});
         }
     for (DType t : {DType::F32, DType::F64})
         for (Semiring s : backward_semirings) {
-            add(fmt::format("backward_a/{}/{}/4096", to_string(t), to_string(s)), {Kind::BackwardA, t, s, 4096, 4096, 4096});
-            add(fmt::format("backward_b/{}/{}/4096", to_string(t), to_string(s)), {Kind::BackwardB, t, s, 4096, 4096, 4096});
+            add(fmt::format("backward_a/{}/{}/4096", to_string(t), to_string(s)),
+                {Kind::BackwardA, t, s, 4096, 4096, 4096});
+            add(fmt::format("backward_b/{}/{}/4096", to_string(t), to_string(s)),
+                {Kind::BackwardB, t, s, 4096, 4096, 4096});
         }
     // A long K over few tiles (the split-K kernels): a contraction of a tropical tensor network.
     for (DType t : {DType::F32, DType::I32})
-        add(fmt::format("longk/{}/maxplus/256x256x65536", to_string(t)), {Kind::Gemm, t, Semiring::MaxPlus, 256, 256, 65536});
+        add(fmt::format("longk/{}/maxplus/256x256x65536", to_string(t)),
+            {Kind::Gemm, t, Semiring::MaxPlus, 256, 256, 65536});
     // Latency of one small f32 product, the size of a tropical network's layer.
     for (std::int64_t n : {64, 128, 256, 512})
         add(fmt::format("latency/f32/maxplus/{}", n), {Kind::Latency, DType::F32, Semiring::MaxPlus, n, n, n});
@@ -252,7 +267,9 @@ void register_all() {
             for (Layout lc : {Layout::RowMajor, Layout::ColMajor}) {
                 Case c{Kind::Gemm, DType::F32, Semiring::MaxPlus, 4096, 4096, 4096};
                 c.la = la, c.lb = lb, c.lc = lc;
-                add(fmt::format("layouts/f32/maxplus/4096/{}{}{}", layout_letter(la), layout_letter(lb), layout_letter(lc)), c);
+                add(fmt::format("layouts/f32/maxplus/4096/{}{}{}", layout_letter(la), layout_letter(lb),
+                                layout_letter(lc)),
+                    c);
             }
 }
 

@@ -17,9 +17,9 @@
 #define SKIPPED 77
 
 int main(void) {
-    const float a[2 * 3] = {0, 2, 7, 3, 0, 1}; /* row-major 2 x 3 */
-    const float b[3 * 2] = {0, 4, 1, 0, 5, 2}; /* row-major 3 x 2 */
-    const float expected[2 * 2] = {0, 2, 3, 2};  /* min_k a[i,k] + b[k,j] */
+    const float a[2 * 3] = {0, 2, 7, 3, 0, 1};  /* row-major 2 x 3 */
+    const float b[3 * 2] = {0, 4, 1, 0, 5, 2};  /* row-major 3 x 2 */
+    const float expected[2 * 2] = {0, 2, 3, 2}; /* min_k a[i,k] + b[k,j] */
     float c[2 * 2];
     float *da = NULL, *db = NULL, *dc = NULL;
     int status = 1;

@@ -68,7 +68,7 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
                     if (j0 + V <= N) {
                         const int4 k4 = *reinterpret_cast<const int4*>(arg_row + j0);
                         kv[0] = k4.x, kv[1] = k4.y, kv[2] = k4.z, kv[3] = k4.w;
-                        constexpr int PER = 16 / static_cast<int>(sizeof(T));   // elements per 128-bit load
+                        constexpr int PER = 16 / static_cast<int>(sizeof(T));  // elements per 128-bit load
 #pragma unroll
                         for (int h = 0; h < V / PER; ++h) {
                             const Vec16<T> g = reinterpret_cast<const Vec16<T>*>(grad_row + j0)[h];
@@ -102,7 +102,7 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
         }
         return;
     }
-    constexpr int SLAB = kTgBackwardBSlabBytes / sizeof(T);   // columns per block
+    constexpr int SLAB = kTgBackwardBSlabBytes / sizeof(T);  // columns per block
     if (!GRAD_A && smem_bytes >= K * SLAB * sizeof(T)) {
         const long long slabs = (N + SLAB - 1) / SLAB;
         for (long long r = blockIdx.x; r < p.batch * slabs; r += gridDim.x) {
@@ -123,7 +123,8 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
             if (j < N) {
                 const int* arg = element<const int>(p.argmax, b, tid / SLAB, j);
                 const T* grad_c = element<const T>(p.grad_c, b, tid / SLAB, j);
-                const long long arg_step = rows_apart * p.argmax.row_stride, grad_step = rows_apart * p.grad_c.row_stride;
+                const long long arg_step = rows_apart * p.argmax.row_stride,
+                                grad_step = rows_apart * p.grad_c.row_stride;
                 for (long long i0 = tid / SLAB; i0 < M; i0 += UNROLL * rows_apart) {
                     int k[UNROLL];
                     T g[UNROLL];
@@ -150,7 +151,8 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
             if (j < N) {
                 T* out = element<T>(p.grad, b, tid / SLAB, j);
                 const long long out_step = rows_apart * p.grad.row_stride;
-                for (long long k = tid / SLAB; k < K; k += rows_apart, out += out_step) store(out, shared[k * SLAB + column]);
+                for (long long k = tid / SLAB; k < K; k += rows_apart, out += out_step)
+                    store(out, shared[k * SLAB + column]);
             }
             __syncthreads();
         }
@@ -163,7 +165,8 @@ __device__ __forceinline__ void backward(const TgBackwardParams& p) {
         const long long i = row % M, b = row / M;
         int k;
         T g;
-        if (contribution(b, i, j, k, g)) atomicAdd(GRAD_A ? element<T>(p.grad, b, i, k) : element<T>(p.grad, b, k, j), g);
+        if (contribution(b, i, j, k, g))
+            atomicAdd(GRAD_A ? element<T>(p.grad, b, i, k) : element<T>(p.grad, b, k, j), g);
     }
 }
 

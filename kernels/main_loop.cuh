@@ -147,8 +147,8 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                 const bool fast_tile = a_vec && b_vec && m0 + BM <= M && n0 + BN <= N;
 
                 T acc[TM][TN];
-                T sacc[TM][TN];    // dead, and removed, unless TRACK
-                int arg[TM][TN];   // dead, and removed, unless ARGMAX
+                T sacc[TM][TN];   // dead, and removed, unless TRACK
+                int arg[TM][TN];  // dead, and removed, unless ARGMAX
 #pragma unroll
                 for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -164,7 +164,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     sa.template fetch<R>(ra, fast, p.a.row_stride, p.a.col_stride, M - m0, K - q * SK);
                     sb.template fetch<R>(rb, fast, p.b.col_stride, p.b.row_stride, N - n0, K - q * SK);
                 };
-                bool unsafe = false;   // dead unless GUARD
+                bool unsafe = false;  // dead unless GUARD
                 auto stash = [&](int buf, int h) {
                     if constexpr (GUARD) {
 #pragma unroll
@@ -186,7 +186,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     fetch(h);
                     stash(0, h);
                 }
-                bool exact = true;   // the slice about to be computed may make NaN terms
+                bool exact = true;  // the slice about to be computed may make NaN terms
                 if constexpr (GUARD) {
                     exact = __syncthreads_or(unsafe);
                     unsafe = false;
@@ -201,7 +201,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     const int buf = static_cast<int>(s & 1);
                     const T* const a_buf = tile_a + buf * BK * LDA + ty * VEC;
                     const T* const b_buf = tile_b + buf * BK * LDB + tx * VEC;
-                    const int k0 = static_cast<int>(s * BK);   // argmax is int32: K < 2^31 there
+                    const int k0 = static_cast<int>(s * BK);  // argmax is int32: K < 2^31 there
 #pragma unroll
                     for (int h = 0; h < STAGES; ++h) {
                         fetch((s + 1) * STAGES + h);
@@ -217,11 +217,10 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
 #pragma unroll
                             for (int kk = h * SK; kk < (h + 1) * SK; ++kk) {
                                 if constexpr (TRACK) {
-                                    if (kk == 0)
-                                        k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, true>(sacc, a_buf, b_buf);
+                                    if (kk == 0) k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, true>(sacc, a_buf, b_buf);
                                     else
                                         k_step_slice<R, T, TM, TN, GROUP_M, GROUP_N, false>(sacc, a_buf + kk * LDA,
-                                                                                             b_buf + kk * LDB);
+                                                                                            b_buf + kk * LDB);
                                 } else {
                                     k_step<R, T, TM, TN, GROUP_M, GROUP_N, ARGMAX>(acc, arg, a_buf + kk * LDA,
                                                                                    b_buf + kk * LDB, k0 + kk);
@@ -265,7 +264,8 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                             for (int g = 0; g < TN / VEC; ++g) {
                                 Vec16<T> v;
 #pragma unroll
-                                for (int e = 0; e < VEC; ++e) v.v[e] = R::finish(acc[i][g * VEC + e]) + T(0);   // -0 -> +0
+                                for (int e = 0; e < VEC; ++e)
+                                    v.v[e] = R::finish(acc[i][g * VEC + e]) + T(0);  // -0 -> +0
                                 *reinterpret_cast<Vec16<T>*>(staged + local * BN + g * GROUP_N + tx * VEC) = v;
                             }
                         }
@@ -293,7 +293,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
 #pragma unroll
                         for (int e = 0; e < VEC; ++e) {
                             v.v[e] = R::finish(acc[i][g * VEC + e]);
-                            if constexpr (!STAGE) v.v[e] = v.v[e] + T(0);   // -0 -> +0
+                            if constexpr (!STAGE) v.v[e] = v.v[e] + T(0);  // -0 -> +0
                         }
                         if (c_vec && col0 + VEC <= N) {
                             Vec16<T>* const c = reinterpret_cast<Vec16<T>*>(c_batch + row * p.c.row_stride + col0);
@@ -313,7 +313,8 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                             T w = v.v[e];
                             if constexpr (TRACK) {
                                 const int local = static_cast<int>((row - m0) * BN + (col - n0));
-                                reinterpret_cast<int2*>(smem)[local] = make_int2(bits(acc[i][g * VEC + e]), arg[i][g * VEC + e]);
+                                reinterpret_cast<int2*>(smem)[local] =
+                                    make_int2(bits(acc[i][g * VEC + e]), arg[i][g * VEC + e]);
                             } else if constexpr (ARGMAX) {
                                 *element<int>(p.argmax, b, row, col) = arg[i][g * VEC + e];
                             } else if (p.accumulate) {
@@ -350,7 +351,8 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
 #pragma unroll
                             for (int t = BK - 1; t >= 0; --t) {
                                 const T term = R::times(R::stage(ta[t]), R::stage(tb[t]));
-                                if (k0 + t < K && same_term(term, from_bits(entry.x, T()))) found = static_cast<int>(k0 + t);
+                                if (k0 + t < K && same_term(term, from_bits(entry.x, T())))
+                                    found = static_cast<int>(k0 + t);
                             }
                         }
                         *element<int>(p.argmax, b, row, col) = found;

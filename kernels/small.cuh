@@ -12,9 +12,9 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
     using R = Ring<S, T>;
     constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, THREADS = Cfg::threads;
     static_assert(Cfg::tm == 2 && Cfg::tn == 2 && Cfg::sk == BK, "a thread owns 2 x 2 results; slices load whole");
-    constexpr int LD = BM + 2;                      // even: 2-element fragments stay aligned
-    constexpr int LOADS = BM * BK / THREADS;        // per operand and slice
-    constexpr bool STAGE = IsInt<T>::value;         // floats: -0 normalised in the epilogue
+    constexpr int LD = BM + 2;                // even: 2-element fragments stay aligned
+    constexpr int LOADS = BM * BK / THREADS;  // per operand and slice
+    constexpr bool STAGE = IsInt<T>::value;   // floats: -0 normalised in the epilogue
     static_assert(BM == BN && BM * BK % THREADS == 0, "staging map");
     __shared__ T sa[2][BK][LD];
     __shared__ T sb[2][BK][LD];
@@ -91,7 +91,7 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                         if (row >= M || col >= N) continue;
                         T* const c = element<T>(p.c, b, row, col);
                         T v = R::finish(acc[i][j]);
-                        if constexpr (!STAGE) v = v + T(0);   // -0 -> +0
+                        if constexpr (!STAGE) v = v + T(0);  // -0 -> +0
                         if (p.accumulate) v = R::plus(*c, v);
                         *c = v;
                     }

@@ -13,7 +13,6 @@ struct Tile {
     static constexpr int threads = (BM_ / TM_) * (BN_ / TN_);
 };
 
-
 template <class T>
 struct alignas(16) Vec16 {
     T v[16 / sizeof(T)];
@@ -30,7 +29,9 @@ __device__ __forceinline__ long long opaque(long long x) {
 }
 
 // A count of remaining elements, clamped into int range (tiles are far smaller than 2^30).
-__device__ __forceinline__ int left_of(long long x) { return x < 0 ? 0 : (x > (1LL << 30) ? (1 << 30) : static_cast<int>(x)); }
+__device__ __forceinline__ int left_of(long long x) {
+    return x < 0 ? 0 : (x > (1LL << 30) ? (1 << 30) : static_cast<int>(x));
+}
 
 // One operand's global -> shared staging. Each thread moves VECS 16-byte vectors per K-slice. A
 // vector runs along the operand's contiguous dimension: k for a row-major A or a column-major B, the
@@ -73,7 +74,8 @@ struct Stager {
         }
     }
 
-    __device__ __forceinline__ Stager(const T* base, long long outer_stride, long long k_stride, long long outer_begin) {
+    __device__ __forceinline__ Stager(const T* base, long long outer_stride, long long k_stride,
+                                      long long outer_begin) {
         const bool ka = k_along(outer_stride, k_stride);
 #pragma unroll
         for (int r = 0; r < VECS; ++r) {

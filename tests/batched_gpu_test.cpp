@@ -7,14 +7,14 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <type_traits>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
-#include "support/gemm_test_util.hpp"
-#include "support/gpu.hpp"
 #include <tropical/device_buffer.hpp>
 #include <tropical/error.hpp>
+#include "support/gemm_test_util.hpp"
+#include "support/gpu.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -29,8 +29,8 @@ template <class C>
 class BatchedBackwardGpu : public ::testing::Test {};
 TYPED_TEST_SUITE(BatchedBackwardGpu, FloatCases, CaseName);
 
-Geometries batch_geometry(int combination, std::int64_t count, std::int64_t gap_a, std::int64_t gap_b, std::int64_t gap_c,
-                          bool broadcast_a = false, bool broadcast_b = false) {
+Geometries batch_geometry(int combination, std::int64_t count, std::int64_t gap_a, std::int64_t gap_b,
+                          std::int64_t gap_c, bool broadcast_a = false, bool broadcast_b = false) {
     Geometries g = with_count(layout_combination(combination, 1), count);
     g.a.gap = gap_a;
     g.b.gap = gap_b;
@@ -51,7 +51,8 @@ TYPED_TEST(BatchedGpu, BroadcastOperands) {
     const std::vector<Shape> shapes = {{33, 20, 17}, {300, 40, 20}, {5, 270, 9}};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         const int combination = static_cast<int>(i * 3 + 1) % 8;
-        for (auto [broadcast_a, broadcast_b] : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+        for (auto [broadcast_a, broadcast_b] :
+             {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
             const Geometries g = batch_geometry(combination, 5, 2, 3, 1, broadcast_a, broadcast_b);
             check_gemm<S, T>(rng, shapes[i], g, Values::Typical, kBatched);
             check_gemm<S, T>(rng, shapes[i], g, Values::Typical, kBatchedAccumulate);
@@ -97,7 +98,8 @@ TYPED_TEST(BatchedGpu, CountZeroAndOne) {
     for (const bool accumulate : {false, true}) {
         const auto actual = gpu_gemm<S>(a, b, c, {.accumulate = accumulate, .batched_api = true});
         const auto* bytes = reinterpret_cast<const unsigned char*>(actual.storage.data());
-        EXPECT_TRUE(std::all_of(bytes, bytes + actual.storage.size() * sizeof(T), [](unsigned char x) { return x == kPoison; }))
+        EXPECT_TRUE(
+            std::all_of(bytes, bytes + actual.storage.size() * sizeof(T), [](unsigned char x) { return x == kPoison; }))
             << "a batch of 0 products wrote to C" << (accumulate ? " (accumulate)" : "");
     }
     check_gemm<S, T>(rng, {40, 50, 30}, batch_geometry(1, 1, 0, 0, 0), Values::Typical, kBatched);
@@ -227,8 +229,8 @@ TEST(HugeOutputGpu, MoreThan2To31Elements) {
         SCOPED_TRACE("column " + std::to_string(j));
         std::vector<T> expected(M), actual(M);
         std::vector<std::int32_t> expected_argmax(M), actual_argmax(M);
-        reference::gemm_argmax<T>(ring, {a.data(), M, 1, 1, M}, {b.data() + j, 1, 1, 1, 1}, {expected.data(), M, 1, 1, M},
-                                  {expected_argmax.data(), M, 1, 1, M});
+        reference::gemm_argmax<T>(ring, {a.data(), M, 1, 1, M}, {b.data() + j, 1, 1, 1, 1},
+                                  {expected.data(), M, 1, 1, M}, {expected_argmax.data(), M, 1, 1, M});
         dc->download(actual, static_cast<std::size_t>(j * M));
         dm->download(actual_argmax, static_cast<std::size_t>(j * M));
         expect_line("C (column-major)", j, expected, actual);

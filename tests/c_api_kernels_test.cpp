@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "support/temp_dir.hpp"
 #include <tropical/c_api.h>
 #include <tropical/error.hpp>
 #include <tropical/kernels.hpp>
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -107,7 +107,8 @@ TEST(CApiNvrtc, FallbacksComeAfterTheLibrarysOwnPlacesOnce) {
     ASSERT_EQ(tropical_nvrtc_search_path(text, sizeof text), TROPICAL_SUCCESS) << last_message();
     const std::string search = text;
     EXPECT_THAT(search, StartsWith("libnvrtc.so.13\nlibnvrtc.so.12\n"));
-    EXPECT_THAT(search, HasSubstr("/usr/local/cuda/lib64/libnvrtc.so\n/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13\n"));
+    EXPECT_THAT(search,
+                HasSubstr("/usr/local/cuda/lib64/libnvrtc.so\n/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13\n"));
     EXPECT_THAT(search, EndsWith("/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13\n"));
     // An explicit choice is the only place looked at.
     ::setenv("TROPICAL_GEMM_NVRTC", "/x/libnvrtc.so", 1);
@@ -130,7 +131,8 @@ TEST(CApiOptions, DeviceHintIsCheckedAndSpelledPlusOne) {
     EXPECT_THAT(last_message(), HasSubstr("device_hint is -2"));
     // An empty batch needs no device, hint or not.
     const tropical_options hinted{nullptr, 0, TROPICAL_DEVICE_HINT(0)};
-    EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, 0, &hinted), TROPICAL_SUCCESS) << last_message();
+    EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, 0, &hinted), TROPICAL_SUCCESS)
+        << last_message();
 }
 
 }  // namespace

@@ -7,10 +7,10 @@
 #include <string>
 #include <thread>
 
-#include "support/gpu.hpp"
 #include <tropical/c_api.h>
 #include <tropical/error.hpp>
 #include <tropical/gemm.hpp>
+#include "support/gpu.hpp"
 
 namespace {
 
@@ -45,7 +45,8 @@ TEST(CApi, LeadingDimensionTooSmall) {
     c.layout = TROPICAL_COL_MAJOR;
     c.ld = 3;
     EXPECT_EQ(tropical_gemm(TROPICAL_MINPLUS, TROPICAL_F64, &a, &b, &c, 1, nullptr), TROPICAL_INVALID_ARGUMENT);
-    EXPECT_THAT(last_message(), HasSubstr("C is column-major with 4 rows, so its leading dimension must be at least 4"));
+    EXPECT_THAT(last_message(),
+                HasSubstr("C is column-major with 4 rows, so its leading dimension must be at least 4"));
 }
 
 TEST(CApi, NullDescriptorIsNamed) {
@@ -57,12 +58,15 @@ TEST(CApi, NullDescriptorIsNamed) {
     EXPECT_THAT(last_message(), HasSubstr("descriptor argmax is NULL"));
     // Backward needs the other operand for MaxMul only.
     const tropical_matrix index = row_major(3, 4, 5), grad_a = row_major(4, 4, 3);
-    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXMUL, TROPICAL_F32, &c, &index, nullptr, nullptr, &grad_a, 1, nullptr),
-              TROPICAL_INVALID_ARGUMENT);
+    EXPECT_EQ(
+        tropical_gemm_backward_a(TROPICAL_MAXMUL, TROPICAL_F32, &c, &index, nullptr, nullptr, &grad_a, 1, nullptr),
+        TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("descriptor b is NULL"));
-    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_F32, &c, &index, nullptr, nullptr, &grad_a, 0, nullptr),
-              TROPICAL_SUCCESS);
-    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MAXPLUS, TROPICAL_F32, nullptr, &index, nullptr, nullptr, &grad_a, 1, nullptr),
+    EXPECT_EQ(
+        tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_F32, &c, &index, nullptr, nullptr, &grad_a, 0, nullptr),
+        TROPICAL_SUCCESS);
+    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MAXPLUS, TROPICAL_F32, nullptr, &index, nullptr, nullptr, &grad_a, 1,
+                                       nullptr),
               TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("descriptor c is NULL"));
     // MaxMin and MinMax route the gradient by both operands: both are needed, for either gradient.
@@ -77,10 +81,12 @@ TEST(CApi, NullDescriptorIsNamed) {
 TEST(CApi, IntegerBackwardIsUnsupported) {
     const tropical_matrix grad_c = row_major(0, 4, 5), index = row_major(1, 4, 5), grad_a = row_major(2, 4, 3),
                           grad_b = row_major(3, 3, 5);
-    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &grad_c, &index, nullptr, nullptr, &grad_a, 1, nullptr),
+    EXPECT_EQ(tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &grad_c, &index, nullptr, nullptr, &grad_a, 1,
+                                       nullptr),
               TROPICAL_UNSUPPORTED);
     EXPECT_THAT(last_message(), HasSubstr("f32 and f64"));
-    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MINPLUS, TROPICAL_I64, &grad_c, &index, nullptr, nullptr, &grad_b, 1, nullptr),
+    EXPECT_EQ(tropical_gemm_backward_b(TROPICAL_MINPLUS, TROPICAL_I64, &grad_c, &index, nullptr, nullptr, &grad_b, 1,
+                                       nullptr),
               TROPICAL_UNSUPPORTED);
     EXPECT_THAT(last_message(), HasSubstr("not i64"));
 }
@@ -89,7 +95,8 @@ TEST(CApi, ArgmaxWithAccumulateIsUnsupported) {
     const tropical_matrix a = row_major(0, 4, 3), b = row_major(1, 3, 5), c = row_major(2, 4, 5),
                           index = row_major(3, 4, 5);
     const tropical_options options{nullptr, 1, 0};
-    EXPECT_EQ(tropical_gemm_argmax(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, &index, 1, &options), TROPICAL_UNSUPPORTED);
+    EXPECT_EQ(tropical_gemm_argmax(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, &index, 1, &options),
+              TROPICAL_UNSUPPORTED);
     EXPECT_THAT(last_message(), HasSubstr("cannot accumulate"));
 }
 
@@ -139,7 +146,8 @@ TEST(CApi, MessagesArePerThread) {
     std::thread other([&] {
         fresh = last_message();  // a new thread has no error yet
         const tropical_matrix grad_c = row_major(0, 4, 5), index = row_major(1, 4, 5), grad_a = row_major(2, 4, 3);
-        tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &grad_c, &index, nullptr, nullptr, &grad_a, 1, nullptr);
+        tropical_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &grad_c, &index, nullptr, nullptr, &grad_a, 1,
+                                 nullptr);
         theirs = last_message();
     });
     other.join();

@@ -16,12 +16,12 @@
 #include <random>
 #include <thread>
 
+#include <tropical/cache.hpp>
 #include "loader/kernel_binaries.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/processes.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
-#include <tropical/cache.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -45,9 +45,7 @@ public:
     }
     bool ok() const { return mounted_; }
     const std::string& why() const { return why_; }
-    bool remount_read_only() {
-        return ::mount(nullptr, where_.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) == 0;
-    }
+    bool remount_read_only() { return ::mount(nullptr, where_.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) == 0; }
 
 private:
     fs::path where_;
@@ -188,8 +186,9 @@ TEST(CacheFaults, ReadOnlyFileSystemServesItsEntriesAndDegradesToMemoryWithOneWa
 TEST(CacheFaults, ThirtyTwoProcessesWarmingListingVerifyingAndClearingOneCacheAllSucceed) {
     TempDir dir;
     const std::string root = (dir.path() / "cache").string();
-    const std::vector<std::string> warm = {WARMUP_TOOL, "-C", root, "-q", "-j", "1", "--arch", "sm_90", "-k",
-                                           "tropical_gemm_f32_maxplus,tropical_batched_i32_minplus"};
+    const std::vector<std::string> warm = {
+        WARMUP_TOOL, "-C",     root,    "-q", "-j",
+        "1",         "--arch", "sm_90", "-k", "tropical_gemm_f32_maxplus,tropical_batched_i32_minplus"};
     ASSERT_EQ(wait_for(spawn(warm, dir.path() / "first")), 0) << read_text(dir.path() / "first");
     const std::vector<std::vector<std::string>> commands = {
         warm,

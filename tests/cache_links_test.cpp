@@ -9,11 +9,11 @@
 
 #include <string>
 
+#include <tropical/cache.hpp>
 #include "support/cache_scenarios.hpp"
 #include "support/hostile_files.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
-#include <tropical/cache.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -24,11 +24,11 @@ namespace {
 constexpr uid_t kOrdinaryVictim = 4242;
 
 enum class Level {
-    Root,                  // the cache root named by the victim is the attacker's link
-    FormatFolder,          // <shared>/v1
-    ArchFolder,            // <shared>/v1/sm_90, in a v1 that the victim shares like the root
-    ArchInAttackersFolder, // <shared>/v1/sm_90, in a v1 that the attacker made
-    Files,                 // an entry, the record and a temp file, in folders the victim shares
+    Root,                   // the cache root named by the victim is the attacker's link
+    FormatFolder,           // <shared>/v1
+    ArchFolder,             // <shared>/v1/sm_90, in a v1 that the victim shares like the root
+    ArchInAttackersFolder,  // <shared>/v1/sm_90, in a v1 that the attacker made
+    Files,                  // an entry, the record and a temp file, in folders the victim shares
 };
 
 const char* name_of(Level l) {
@@ -138,15 +138,15 @@ TEST_P(SharedFolderLink, IsNeverFollowedAndNothingOfTheVictimsIsWrittenOrDeleted
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryLevel, SharedFolderLink,
-    ::testing::Combine(::testing::Values(Level::Root, Level::FormatFolder, Level::ArchFolder,
-                                         Level::ArchInAttackersFolder, Level::Files),
-                       ::testing::Bool(), ::testing::Values(uid_t{0}, kOrdinaryVictim)),
-    [](const auto& info) {
-        return std::string(name_of(std::get<0>(info.param))) + (std::get<1>(info.param) ? "_Sticky" : "_NotSticky") +
-               (std::get<2>(info.param) == 0 ? "_Root" : "_User");
-    });
+INSTANTIATE_TEST_SUITE_P(EveryLevel, SharedFolderLink,
+                         ::testing::Combine(::testing::Values(Level::Root, Level::FormatFolder, Level::ArchFolder,
+                                                              Level::ArchInAttackersFolder, Level::Files),
+                                            ::testing::Bool(), ::testing::Values(uid_t{0}, kOrdinaryVictim)),
+                         [](const auto& info) {
+                             return std::string(name_of(std::get<0>(info.param))) +
+                                    (std::get<1>(info.param) ? "_Sticky" : "_NotSticky") +
+                                    (std::get<2>(info.param) == 0 ? "_Root" : "_User");
+                         });
 
 // A warm-up into a refused folder says what was refused and why: it is no disk or quota problem.
 TEST(SharedFolderLink, AWarmUpThatIsRefusedSaysSo) {

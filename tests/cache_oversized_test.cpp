@@ -3,21 +3,21 @@
 // Every reader rejects them by their size, without reading them or allocating their size: the
 // loader, the listing, trim, clear and load_cache_entry finish within a time and a memory bound,
 // the loader replaces them, and trim and clear remove them.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <string>
 
+#include <tropical/cache.hpp>
+#include <tropical/error.hpp>
 #include "cache/cache_store.hpp"
 #include "cache/identity_record.hpp"
 #include "support/cache_scenarios.hpp"
 #include "support/hostile_files.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
-#include <tropical/cache.hpp>
-#include <tropical/error.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;

@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <exception>
 
+#include <tropical/error.hpp>
 #include "loader/kernel_binaries.hpp"
 #include "nvrtc/nvrtc_library.hpp"
-#include <tropical/error.hpp>
 
 int main(int argc, char** argv) {
     using namespace tropical;

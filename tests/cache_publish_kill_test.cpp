@@ -10,12 +10,12 @@
 
 #include <string>
 
+#include <tropical/cache.hpp>
 #include "cache/cache_store.hpp"
 #include "support/cache_scenarios.hpp"
 #include "support/hostile_files.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
-#include <tropical/cache.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;

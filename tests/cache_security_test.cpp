@@ -5,11 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <tropical/cache.hpp>
 #include "loader/kernel_binaries.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
-#include <tropical/cache.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;

@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 
+#include <tropical/cache.hpp>
 #include "loader/kernel_binaries.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
-#include <tropical/cache.hpp>
 
 using namespace tropical;
 using tropical::testing::TempDir;

@@ -8,11 +8,11 @@
 
 #include <string>
 
+#include <tropical/cache.hpp>
 #include "support/cache_scenarios.hpp"
 #include "support/hostile_files.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
-#include <tropical/cache.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -95,9 +95,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(Position::Cubin, Position::Ptx, Position::JitPtx, Position::Identity,
                                          Position::FormatFolder, Position::ArchFolder),
                        ::testing::Values(Thing::Fifo, Thing::Socket, Thing::Device, Thing::EmptyFolder,
-                                         Thing::FullFolder, Thing::LinkToFifo, Thing::LinkToSocket,
-                                         Thing::LinkToDevice, Thing::LinkToFolder, Thing::LinkToOthersFile,
-                                         Thing::LinkToOwnFile, Thing::DanglingLink)),
+                                         Thing::FullFolder, Thing::LinkToFifo, Thing::LinkToSocket, Thing::LinkToDevice,
+                                         Thing::LinkToFolder, Thing::LinkToOthersFile, Thing::LinkToOwnFile,
+                                         Thing::DanglingLink)),
     [](const auto& info) {
         return std::string(name_of(std::get<0>(info.param))) + "_" + name_of(std::get<1>(info.param));
     });

@@ -14,10 +14,10 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "loader/kernel_binaries.hpp"
-#include "nvrtc/compiler.hpp"
 #include <tropical/cache.hpp>
 #include <tropical/kernels.hpp>
+#include "loader/kernel_binaries.hpp"
+#include "nvrtc/compiler.hpp"
 
 using namespace tropical;
 using namespace tropical::detail;

@@ -8,12 +8,12 @@
 #include <fmt/format.h>
 #include <string>
 
+#include <tropical/error.hpp>
+#include <tropical/kernels.hpp>
 #include "catalogue/catalogue.hpp"
 #include "catalogue/kernel_source.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/compiler.hpp"
-#include <tropical/error.hpp>
-#include <tropical/kernels.hpp>
 
 using namespace tropical;
 using namespace tropical::detail;
@@ -68,7 +68,8 @@ TEST(KernelRegistry, FindsByNameAndByKind) {
     EXPECT_EQ(find_kernel("no_such_kernel"), nullptr);
     EXPECT_EQ(find_kernel(KernelOperation::BackwardA, KernelVariant::Scatter, DType::I32, Semiring::MaxPlus), nullptr);
     EXPECT_EQ(find_kernel(KernelOperation::Gemm, KernelVariant::SplitK, DType::F64, Semiring::MaxPlus), nullptr);
-    EXPECT_EQ(find_kernel(static_cast<KernelOperation>(9), KernelVariant::Tiled, DType::F32, Semiring::MaxPlus), nullptr);
+    EXPECT_EQ(find_kernel(static_cast<KernelOperation>(9), KernelVariant::Tiled, DType::F32, Semiring::MaxPlus),
+              nullptr);
 }
 
 TEST(KernelRegistry, WordsOfEveryKind) {
@@ -83,8 +84,9 @@ TEST(KernelSource, DeviceCodeIncludesNothingAndNamesItsFiles) {
     EXPECT_FALSE(code.empty());
     for (std::size_t at = 0; (at = code.find("#include", at)) != std::string_view::npos; ++at)
         EXPECT_TRUE(at > 0 && code[at - 1] != '\n') << "the device code must include no headers";
-    for (const char* piece : {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh",
-                              "kernels/main_loop.cuh", "kernels/small.cuh", "kernels/backward.cuh", "kernels/entry.cuh"})
+    for (const char* piece :
+         {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh", "kernels/main_loop.cuh",
+          "kernels/small.cuh", "kernels/backward.cuh", "kernels/entry.cuh"})
         EXPECT_THAT(std::string(code), HasSubstr(std::string("#line 1 \"") + piece + "\"\n"));
 }
 
@@ -104,10 +106,11 @@ TEST(KernelSource, EveryKernelIsTheDeviceCodeAndAnEntryPointFromItsRow) {
 }
 
 TEST(KernelSource, EntryPointsSayTheirRowInTheDeviceCodesWords) {
-    EXPECT_EQ(entry_point(row_of(*find_kernel("tropical_gemm_f32_maxplus")), "tropical_gemm_f32_maxplus"),
-              "#line 1 \"kernels/catalogue.def: tropical_gemm_f32_maxplus\"\n"
-              "extern \"C\" __global__ void __launch_bounds__(256, 2) tropical_gemm_f32_maxplus(const TgGemmParams p) {\n"
-              "    tg::product<tg::Tiled, false, tg::MaxPlus, float, tg::Tile<128, 128, 8, 8, 8, 8>, 256>(p);\n}\n");
+    EXPECT_EQ(
+        entry_point(row_of(*find_kernel("tropical_gemm_f32_maxplus")), "tropical_gemm_f32_maxplus"),
+        "#line 1 \"kernels/catalogue.def: tropical_gemm_f32_maxplus\"\n"
+        "extern \"C\" __global__ void __launch_bounds__(256, 2) tropical_gemm_f32_maxplus(const TgGemmParams p) {\n"
+        "    tg::product<tg::Tiled, false, tg::MaxPlus, float, tg::Tile<128, 128, 8, 8, 8, 8>, 256>(p);\n}\n");
     EXPECT_THAT(entry_point(row_of(*find_kernel("tropical_gemm_argmax_i64_minplus")), "x"),
                 HasSubstr("__launch_bounds__(256) x(const TgGemmParams p) {\n    tg::product<tg::Tiled, true, "
                           "tg::MinPlus, long long, tg::Tile<64, 64, 8, 4, 4, 8>, 256>(p);"));

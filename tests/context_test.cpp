@@ -5,9 +5,9 @@
 #include <thread>
 #include <vector>
 
-#include "support/gpu.hpp"
 #include <tropical/context.hpp>
 #include <tropical/kernels.hpp>
+#include "support/gpu.hpp"
 
 using namespace tropical;
 

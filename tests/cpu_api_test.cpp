@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
-#include "support/cpu_gemm.hpp"
 #include <tropical/c_api.h>
 #include <tropical/error.hpp>
 #include <tropical/host.hpp>
+#include "support/cpu_gemm.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -66,8 +66,9 @@ TEST(CpuCApi, BackwardRoutesTheGradient) {
               TROPICAL_SUCCESS);
     std::vector<float> ones(4 * 5, 1.0f), grad_a(4 * 3, -7.0f);
     const tropical_matrix dg = descriptor(ones.data(), 4, 5), dga = descriptor(grad_a.data(), 4, 3, TROPICAL_COL_MAJOR);
-    ASSERT_EQ(tropical_host_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_F32, &dg, &p.dm, nullptr, nullptr, &dga, 1, nullptr),
-              TROPICAL_SUCCESS)
+    ASSERT_EQ(
+        tropical_host_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_F32, &dg, &p.dm, nullptr, nullptr, &dga, 1, nullptr),
+        TROPICAL_SUCCESS)
         << last_message();
     float total = 0;
     for (const float x : grad_a) total += x;
@@ -83,8 +84,9 @@ TEST(CpuCApi, BottleneckBackwardReadsBothOperands) {
     std::vector<float> ones(4 * 5, 1.0f), grad_a(4 * 3, -7.0f), grad_b(3 * 5, -7.0f);
     const tropical_matrix dg = descriptor(ones.data(), 4, 5), dga = descriptor(grad_a.data(), 4, 3),
                           dgb = descriptor(grad_b.data(), 3, 5);
-    EXPECT_EQ(tropical_host_gemm_backward_a(TROPICAL_MAXMIN, TROPICAL_F32, &dg, &p.dm, nullptr, &p.db, &dga, 1, nullptr),
-              TROPICAL_INVALID_ARGUMENT);
+    EXPECT_EQ(
+        tropical_host_gemm_backward_a(TROPICAL_MAXMIN, TROPICAL_F32, &dg, &p.dm, nullptr, &p.db, &dga, 1, nullptr),
+        TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("descriptor a is NULL"));
     ASSERT_EQ(tropical_host_gemm_backward_a(TROPICAL_MAXMIN, TROPICAL_F32, &dg, &p.dm, &p.da, &p.db, &dga, 1, nullptr),
               TROPICAL_SUCCESS)
@@ -128,8 +130,9 @@ TEST(CpuCApi, InvalidRequestsAreRefusedWithTheGpuPathsMessages) {
     EXPECT_THAT(last_message(), HasSubstr("overlaps"));
     std::vector<std::int32_t> grad_c(4 * 5), grad_a(4 * 3);
     const tropical_matrix dgc = descriptor(grad_c.data(), 4, 5), dga = descriptor(grad_a.data(), 4, 3);
-    EXPECT_EQ(tropical_host_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &dgc, &p.dm, nullptr, nullptr, &dga, 1, nullptr),
-              TROPICAL_UNSUPPORTED);
+    EXPECT_EQ(
+        tropical_host_gemm_backward_a(TROPICAL_MAXPLUS, TROPICAL_I32, &dgc, &p.dm, nullptr, nullptr, &dga, 1, nullptr),
+        TROPICAL_UNSUPPORTED);
     EXPECT_THAT(last_message(), HasSubstr("f32 and f64"));
 }
 

@@ -43,8 +43,8 @@ TYPED_TEST(CpuBatched, BroadcastOperandsAndGaps) {
     const std::vector<Shape> shapes = {{13, 20, 17}, {6, 7, 270}, {5, 40, 9}};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         const int combination = static_cast<int>(i * 3 + 1) % 8;
-        for (const auto& [broadcast_a, broadcast_b] : {std::pair{false, false}, std::pair{true, false},
-                                                       std::pair{false, true}, std::pair{true, true}}) {
+        for (const auto& [broadcast_a, broadcast_b] :
+             {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
             const Geometries g = batch_geometry(combination, 5, 2, 3, 1, broadcast_a, broadcast_b);
             check_host_products<S, T>(rng, shapes[i], g, broadcast_a ? Values::Ties : Values::Typical, {.threads = 1});
         }

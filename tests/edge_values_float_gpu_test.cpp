@@ -26,8 +26,7 @@ TYPED_TEST(FloatEdgeValuesGpu, InfinitiesAndNaN) {
     const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
     if (reference::is_bottleneck(ring)) {
         // min and max make no NaN of infinities: only a NaN input does, and it wins.
-        Small<S, T> p(3, 3, 2, {T(5), nan, T(1), nan, T(3), nan, inf, -inf, T(2)},
-                      {T(1), T(2), T(1), T(3), -inf, inf});
+        Small<S, T> p(3, 3, 2, {T(5), nan, T(1), nan, T(3), nan, inf, -inf, T(2)}, {T(1), T(2), T(1), T(3), -inf, inf});
         const auto r = p.run();
         for (std::int64_t j = 0; j < 2; ++j) {
             EXPECT_TRUE(std::isnan(r.c(0, j)));
@@ -49,12 +48,12 @@ TYPED_TEST(FloatEdgeValuesGpu, InfinitiesAndNaN) {
     const T annihilate_b = mul ? inf : (min ? inf : -inf);
     const T strong = mul ? inf : (min ? -inf : inf);
     Small<S, T> p(4, 3, 2,
-                  {T(5), nan, T(1),                     //
-                   T(4), T(1), annihilate_a,            //
-                   T(1), strong, T(2),                  //
+                  {T(5), nan, T(1),           //
+                   T(4), T(1), annihilate_a,  //
+                   T(1), strong, T(2),        //
                    nan, T(3), nan},
-                  {T(1), T(2),                          //
-                   T(1), T(3),                          //
+                  {T(1), T(2),  //
+                   T(1), T(3),  //
                    annihilate_b, T(4)});
     const auto r = p.run();
     EXPECT_TRUE(std::isnan(r.c(0, 0)));
@@ -129,8 +128,10 @@ TYPED_TEST(FloatEdgeValuesGpu, BackwardWithAnEmptyGradC) {
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     for (bool accumulate : {false, true}) {
-        check_backward<S, T>(rng, false, {0, 20, 7}, layout_combination(2, 1), {.accumulate = accumulate}, false, kPoisonFF);
-        check_backward<S, T>(rng, true, {20, 0, 7}, layout_combination(5, 1), {.accumulate = accumulate}, false, kPoisonFF);
+        check_backward<S, T>(rng, false, {0, 20, 7}, layout_combination(2, 1), {.accumulate = accumulate}, false,
+                             kPoisonFF);
+        check_backward<S, T>(rng, true, {20, 0, 7}, layout_combination(5, 1), {.accumulate = accumulate}, false,
+                             kPoisonFF);
     }
 }
 
@@ -165,13 +166,13 @@ TYPED_TEST(FloatEdgeValuesGpu, MaxMulZerosAndInfinity) {
     }
     EXPECT_TRUE(std::isnan(r.c(1, 0)));  // 2*5, 0*1, inf*0 = NaN: NaN at k = 2
     EXPECT_EQ(r.argmax(1, 0), 2);
-    EXPECT_TRUE(is(inf, r.c(1, 1)));     // 2*0, 0*0, inf*7
+    EXPECT_TRUE(is(inf, r.c(1, 1)));  // 2*0, 0*0, inf*7
     EXPECT_EQ(r.argmax(1, 1), 2);
     EXPECT_TRUE(std::isnan(r.c(1, 2)));  // 2*inf, 0*0, inf*0 = NaN: NaN wins over inf, at k = 2
     EXPECT_EQ(r.argmax(1, 2), 2);
-    EXPECT_TRUE(is(T(3), r.c(2, 0)));    // 0*5, 3*1, 0*0
+    EXPECT_TRUE(is(T(3), r.c(2, 0)));  // 0*5, 3*1, 0*0
     EXPECT_EQ(r.argmax(2, 0), 1);
-    EXPECT_TRUE(is(T(0), r.c(2, 1)));    // all products 0
+    EXPECT_TRUE(is(T(0), r.c(2, 1)));  // all products 0
     EXPECT_EQ(r.argmax(2, 1), -1);
     EXPECT_TRUE(std::isnan(r.c(2, 2)));  // 0*inf first
     EXPECT_EQ(r.argmax(2, 2), 0);

@@ -20,7 +20,6 @@ using namespace tropical::testing;
 
 namespace {
 
-
 // Specials of a type and semiring: the zero, the range ends, small values, and for floats the
 // infinities (MaxMul: +inf only) and NaN.
 template <class T>
@@ -265,33 +264,33 @@ TYPED_TEST(EdgeValuesGpu, RangeEndsInLargeProducts) {
     if constexpr (std::is_floating_point_v<T>) {
         GTEST_SKIP() << "integers only";
     } else {
-    TROPICAL_TEST_RNG(rng);
-    const T lo = reference::FiniteRange<T>::lowest(ring), hi = reference::FiniteRange<T>::highest(ring);
-    const T zero = reference::zero<T>(ring);
-    auto draw = [&]() -> T {
-        const std::int64_t r = rng.integer(0, 9);
-        if (r < 4) return lo;
-        if (r < 8) return hi;
-        if (r < 9) return zero;
-        return static_cast<T>(rng.integer(lo, hi));
-    };
-    for (const Shape s : {Shape{300, 270, 24}, Shape{50, 60, 70}}) {
-        for (int combination : {0, 6}) {
-            const Geometries g = layout_combination(combination, 2);
-            SCOPED_TRACE(describe(s) + "; " + describe(g));
-            auto a = make_matrix<T>(s.m, s.k, g.a);
-            auto b = make_matrix<T>(s.k, s.n, g.b);
-            a.fill(draw);
-            b.fill(draw);
-            const auto c0 = make_matrix<T>(s.m, s.n, g.c);
-            const auto m0 = make_matrix<std::int32_t>(s.m, s.n, g.argmax);
-            EXPECT_TRUE(exactly_equal("C", reference_gemm<T>(ring, a, b, c0), gpu_gemm<S>(a, b, c0)));
-            const auto [expected_c, expected_argmax] = reference_gemm_argmax<T>(ring, a, b, c0, m0);
-            const auto [c, argmax] = gpu_gemm_argmax<S>(a, b, c0, m0);
-            EXPECT_TRUE(exactly_equal("C (with argmax)", expected_c, c));
-            EXPECT_TRUE(exactly_equal("argmax", expected_argmax, argmax));
+        TROPICAL_TEST_RNG(rng);
+        const T lo = reference::FiniteRange<T>::lowest(ring), hi = reference::FiniteRange<T>::highest(ring);
+        const T zero = reference::zero<T>(ring);
+        auto draw = [&]() -> T {
+            const std::int64_t r = rng.integer(0, 9);
+            if (r < 4) return lo;
+            if (r < 8) return hi;
+            if (r < 9) return zero;
+            return static_cast<T>(rng.integer(lo, hi));
+        };
+        for (const Shape s : {Shape{300, 270, 24}, Shape{50, 60, 70}}) {
+            for (int combination : {0, 6}) {
+                const Geometries g = layout_combination(combination, 2);
+                SCOPED_TRACE(describe(s) + "; " + describe(g));
+                auto a = make_matrix<T>(s.m, s.k, g.a);
+                auto b = make_matrix<T>(s.k, s.n, g.b);
+                a.fill(draw);
+                b.fill(draw);
+                const auto c0 = make_matrix<T>(s.m, s.n, g.c);
+                const auto m0 = make_matrix<std::int32_t>(s.m, s.n, g.argmax);
+                EXPECT_TRUE(exactly_equal("C", reference_gemm<T>(ring, a, b, c0), gpu_gemm<S>(a, b, c0)));
+                const auto [expected_c, expected_argmax] = reference_gemm_argmax<T>(ring, a, b, c0, m0);
+                const auto [c, argmax] = gpu_gemm_argmax<S>(a, b, c0, m0);
+                EXPECT_TRUE(exactly_equal("C (with argmax)", expected_c, c));
+                EXPECT_TRUE(exactly_equal("argmax", expected_argmax, argmax));
+            }
         }
-    }
     }
 }
 

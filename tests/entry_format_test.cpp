@@ -9,7 +9,8 @@ using namespace tropical::detail;
 namespace {
 
 std::vector<std::byte> payload(std::string_view text) {
-    return {reinterpret_cast<const std::byte*>(text.data()), reinterpret_cast<const std::byte*>(text.data()) + text.size()};
+    return {reinterpret_cast<const std::byte*>(text.data()),
+            reinterpret_cast<const std::byte*>(text.data()) + text.size()};
 }
 
 const CacheKey kKey{0x1234, 0x5678};
@@ -22,7 +23,8 @@ TEST(EntryFormat, RoundTrips) {
     ASSERT_EQ(bytes.size(), kEntryHeaderSize + 12);
     const auto entry = decode_entry(bytes, &kKey, &kCubin);
     ASSERT_EQ(entry.check, EntryCheck::Valid);
-    EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(entry.payload.data()), entry.payload.size()), "machine code");
+    EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(entry.payload.data()), entry.payload.size()),
+              "machine code");
 }
 
 TEST(EntryFormat, EmptyPayloadIsValid) {

@@ -18,9 +18,8 @@ namespace {
 // Small and odd shapes, K = 0 and K = 1, tall-skinny and short-wide, one larger product, and shapes
 // above 256 in M or N, where gemm switches from the small-tile kernels to the big-tile ones.
 const std::vector<Shape> kShapes = {
-    {1, 1, 1},        {7, 5, 3},       {33, 65, 17},  {129, 127, 131}, {257, 255, 1},  {64, 48, 0},
-    {100, 90, 1},     {1000, 3, 50},   {3, 1000, 50}, {300, 400, 500}, {600, 130, 70}, {256, 256, 40},
-    {130, 257, 9},
+    {1, 1, 1},     {7, 5, 3},     {33, 65, 17},    {129, 127, 131}, {257, 255, 1},  {64, 48, 0},   {100, 90, 1},
+    {1000, 3, 50}, {3, 1000, 50}, {300, 400, 500}, {600, 130, 70},  {256, 256, 40}, {130, 257, 9},
 };
 
 // Shapes for the layout sweeps: one for the small-tile kernels, one above 256 in M, one in N.
@@ -68,7 +67,8 @@ TYPED_TEST(GemmGpu, AccumulatesIntoC) {
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<Shape> shapes = {{1, 1, 1}, {7, 5, 3}, {129, 127, 131}, {300, 200, 64}, {40, 30, 0}, {20, 300, 1}};
+    const std::vector<Shape> shapes = {{1, 1, 1},      {7, 5, 3},   {129, 127, 131},
+                                       {300, 200, 64}, {40, 30, 0}, {20, 300, 1}};
     for (std::size_t i = 0; i < shapes.size(); ++i)
         check_gemm<S, T>(rng, shapes[i], geometry_for<TypeParam>(i + 5), Values::Typical, {.accumulate = true});
 }
@@ -88,7 +88,8 @@ TYPED_TEST(GemmGpu, ArgmaxMatchesTheReferenceOnEveryShape) {
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     for (std::size_t i = 0; i < kShapes.size(); ++i)
-        check_gemm_argmax<S, T>(rng, kShapes[i], geometry_for<TypeParam>(i + 1), Values::Typical, {}, poison_for(i + 1));
+        check_gemm_argmax<S, T>(rng, kShapes[i], geometry_for<TypeParam>(i + 1), Values::Typical, {},
+                                poison_for(i + 1));
 }
 
 // Values in {0, 1, 2} (and the zero): most elements are attained by several k, across K-slices and
@@ -98,7 +99,8 @@ TYPED_TEST(GemmGpu, ArgmaxTiesPickTheSmallestK) {
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<Shape> shapes = {{33, 65, 17}, {129, 127, 131}, {300, 260, 100}, {5, 7, 1000}, {64, 64, 2}, {200, 3, 1}};
+    const std::vector<Shape> shapes = {{33, 65, 17}, {129, 127, 131}, {300, 260, 100},
+                                       {5, 7, 1000}, {64, 64, 2},     {200, 3, 1}};
     for (std::size_t i = 0; i < shapes.size(); ++i)
         check_gemm_argmax<S, T>(rng, shapes[i], geometry_for<TypeParam>(i + 2), Values::Ties);
 }
@@ -125,9 +127,9 @@ TYPED_TEST(GemmGpu, BatchedMatchesTheReference) {
         bool accumulate;
     };
     const std::vector<Batch> batches = {
-        {{33, 65, 17}, 5, 0, 0, 0, false},   {{7, 5, 3}, 17, 3, 1, 2, false},   {{129, 64, 40}, 3, 7, 0, 5, false},
-        {{300, 50, 20}, 2, 0, 9, 1, false},  {{64, 64, 0}, 4, 0, 0, 3, false},  {{1, 1, 1}, 9, 1, 1, 1, false},
-        {{33, 65, 17}, 4, 2, 2, 2, true},    {{40, 270, 12}, 3, 0, 4, 0, true}, {{16, 16, 16}, 1, 0, 0, 0, false},
+        {{33, 65, 17}, 5, 0, 0, 0, false},  {{7, 5, 3}, 17, 3, 1, 2, false},   {{129, 64, 40}, 3, 7, 0, 5, false},
+        {{300, 50, 20}, 2, 0, 9, 1, false}, {{64, 64, 0}, 4, 0, 0, 3, false},  {{1, 1, 1}, 9, 1, 1, 1, false},
+        {{33, 65, 17}, 4, 2, 2, 2, true},   {{40, 270, 12}, 3, 0, 4, 0, true}, {{16, 16, 16}, 1, 0, 0, 0, false},
     };
     for (std::size_t i = 0; i < batches.size(); ++i) {
         const Batch& batch = batches[i];
@@ -175,8 +177,7 @@ TYPED_TEST(BackwardGpu, ManyContributionsToOneElement) {
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     for (const Shape& shape : {Shape{300, 200, 5}, Shape{64, 600, 3}, Shape{700, 32, 1}})
-        for (bool for_a : {true, false})
-            check_backward<S, T>(rng, for_a, shape, layout_combination(5, 1), {}, true);
+        for (bool for_a : {true, false}) check_backward<S, T>(rng, for_a, shape, layout_combination(5, 1), {}, true);
 }
 
 // The real pipeline: argmax from the forward kernel, then both backward kernels on it.

@@ -20,21 +20,21 @@
 
 #include <cuda.h>
 
+#include <tropical/context.hpp>
+#include <tropical/device_buffer.hpp>
+#include <tropical/error.hpp>
+#include <tropical/gemm.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
 #include "support/processes.hpp"
 #include "support/temp_dir.hpp"
-#include <tropical/context.hpp>
-#include <tropical/device_buffer.hpp>
-#include <tropical/error.hpp>
-#include <tropical/gemm.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;
-using tropical::detail::ScopedContext;
 using ::testing::HasSubstr;
+using tropical::detail::ScopedContext;
 
 namespace {
 
@@ -131,8 +131,8 @@ TEST(GpuFaults, FullDeviceMemory) {
     // A kernel that is loaded needs no memory: the call allocates nothing.
     dc.fill_bytes(kPoison);
     gemm<MaxPlus>(da.view(), db.view(), dc.view());
-    EXPECT_TRUE(exactly_equal("C (device memory full, kernel loaded)", reference_gemm<float>(Semiring::MaxPlus, a, b, c),
-                              dc.download()));
+    EXPECT_TRUE(exactly_equal("C (device memory full, kernel loaded)",
+                              reference_gemm<float>(Semiring::MaxPlus, a, b, c), dc.download()));
 
     // A kernel that must be loaded now may find no memory for its module: then a clear error, and
     // the load is retried on the next call rather than remembered as failed.
@@ -152,7 +152,8 @@ TEST(GpuFaults, FullDeviceMemory) {
         dci.fill_bytes(kPoison);
         gemm<MaxMul>(dai.view(), dbi.view(), dci.view());
     }
-    EXPECT_TRUE(exactly_equal("C (i64 MaxMul)", reference_gemm<std::int64_t>(Semiring::MaxMul, ai, bi, ci), dci.download()));
+    EXPECT_TRUE(
+        exactly_equal("C (i64 MaxMul)", reference_gemm<std::int64_t>(Semiring::MaxMul, ai, bi, ci), dci.download()));
     expect_products_work(rng);
 }
 
@@ -265,9 +266,8 @@ TEST(GpuFaults, BusyDevice) {
     const auto output = dir.path() / "child.log";
     ::setenv("TROPICAL_BUSY_SECONDS", "6", 1);
     ::setenv("TROPICAL_BUSY_STARTED", started.c_str(), 1);
-    const pid_t child = spawn({std::filesystem::read_symlink("/proc/self/exe").string(),
-                               "--gtest_filter=GpuFaults.BusyDeviceChild"},
-                              output);
+    const pid_t child = spawn(
+        {std::filesystem::read_symlink("/proc/self/exe").string(), "--gtest_filter=GpuFaults.BusyDeviceChild"}, output);
     ::unsetenv("TROPICAL_BUSY_SECONDS");
     ::unsetenv("TROPICAL_BUSY_STARTED");
     ASSERT_GT(child, 0);
@@ -283,7 +283,8 @@ TEST(GpuFaults, BusyDevice) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (!std::filesystem::exists(started) && std::chrono::steady_clock::now() < deadline) {
         int status = 0;
-        if (::waitpid(child, &status, WNOHANG) == child) FAIL() << "the busy process ended early:\n" << read_text(output);
+        if (::waitpid(child, &status, WNOHANG) == child)
+            FAIL() << "the busy process ended early:\n" << read_text(output);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ASSERT_TRUE(std::filesystem::exists(started)) << "the busy process never started:\n" << read_text(output);

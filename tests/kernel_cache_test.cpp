@@ -9,14 +9,14 @@
 #include <set>
 #include <thread>
 
+#include <tropical/diagnostics.hpp>
+#include "catalogue/kernel_source.hpp"
 #include "loader/kernel_binaries.hpp"
 #include "nvrtc/compile_options.hpp"
-#include "catalogue/kernel_source.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
 #include "util/warnings.hpp"
-#include <tropical/diagnostics.hpp>
 
 using namespace tropical;
 using namespace tropical::detail;
@@ -51,7 +51,8 @@ std::set<std::string> files_in(const fs::path& root) {
 
 fs::path cubin_path(const fs::path& root, std::string_view kernel_name) {
     for (const auto& e : fs::recursive_directory_iterator(cache_format_directory(root)))
-        if (e.path().filename().string().starts_with(std::string(kernel_name) + "-") && e.path().extension() == ".cubin")
+        if (e.path().filename().string().starts_with(std::string(kernel_name) + "-") &&
+            e.path().extension() == ".cubin")
             return e.path();
     return {};
 }
@@ -175,7 +176,8 @@ TEST(KernelCache, IsLazyDifferentKernelsCompileInParallelAndNothingElseIsCompile
     std::set<std::string> kernels_on_disk;
     for (const auto& f : files_in(dir.path()))
         if (f.ends_with(".cubin")) kernels_on_disk.insert(f.substr(0, f.rfind('-')));
-    EXPECT_EQ(kernels_on_disk, (std::set<std::string>{"sm_90/tropical_gemm_f32_maxplus", "sm_90/tropical_gemm_f64_minplus"}));
+    EXPECT_EQ(kernels_on_disk,
+              (std::set<std::string>{"sm_90/tropical_gemm_f32_maxplus", "sm_90/tropical_gemm_f64_minplus"}));
 }
 
 TEST(KernelCache, OffMeansMemoryOnly) {

@@ -6,22 +6,22 @@
 #include <cstdint>
 #include <string>
 
-#include "gemm/plan.hpp"
 #include <tropical/error.hpp>
+#include "gemm/plan.hpp"
 
 using namespace tropical;
 using namespace tropical::detail;
 
 namespace {
 
-constexpr std::int64_t kH200 = 132;   // multiprocessors
+constexpr std::int64_t kH200 = 132;  // multiprocessors
 
 struct Product {
     std::int64_t m, n, k, batch = 1;
     DType dtype = DType::F32;
     Semiring semiring = Semiring::MaxPlus;
     bool accumulate = false;
-    std::int64_t c_gap = 0;   // elements between C's matrices in a batch
+    std::int64_t c_gap = 0;  // elements between C's matrices in a batch
     Layout c_layout = Layout::RowMajor;
 };
 
@@ -67,7 +67,7 @@ TEST(KernelChoice, LongKOverFewTilesSplitsK) {
     // A column-major C is filled as well as a row-major one.
     EXPECT_GT(choose({1024, 1024, 1024, 1, DType::F32, Semiring::MaxPlus, false, 0, Layout::ColMajor}).k_splits, 1);
     // A smaller GPU needs fewer chunks.
-    EXPECT_EQ(choose({1024, 1024, 1024}, 16).k_splits, 1);   // 64 tiles already fill 32 slots
+    EXPECT_EQ(choose({1024, 1024, 1024}, 16).k_splits, 1);  // 64 tiles already fill 32 slots
     EXPECT_EQ(choose({256, 256, 8192}, 16).k_splits, 8);
 }
 

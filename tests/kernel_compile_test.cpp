@@ -11,11 +11,11 @@
 
 #include <fmt/format.h>
 
-#include "nvrtc/compile_options.hpp"
-#include "nvrtc/compiler.hpp"
-#include "catalogue/kernel_source.hpp"
 #include <tropical/error.hpp>
 #include <tropical/kernels.hpp>
+#include "catalogue/kernel_source.hpp"
+#include "nvrtc/compile_options.hpp"
+#include "nvrtc/compiler.hpp"
 
 using namespace tropical;
 using namespace tropical::detail;

@@ -22,12 +22,12 @@
 
 #include <cuda.h>
 
+#include <tropical/context.hpp>
+#include <tropical/gemm.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
-#include <tropical/context.hpp>
-#include <tropical/gemm.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -67,7 +67,8 @@ MemorySample measure_memory() {
 template <class T>
 class StreamMatrix {
 public:
-    StreamMatrix(const HostMatrix<T>& host, CUstream stream) : meta_(host), buffer_(host.storage.size()), stream_(stream) {
+    StreamMatrix(const HostMatrix<T>& host, CUstream stream)
+        : meta_(host), buffer_(host.storage.size()), stream_(stream) {
         if (!host.storage.empty())
             TROPICAL_CU(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(buffer_.data()), host.storage.data(),
                                           host.storage.size() * sizeof(T), stream_));
@@ -75,7 +76,8 @@ public:
     }
     void poison(unsigned char byte) {
         if (buffer_.size())
-            TROPICAL_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(buffer_.data()), byte, buffer_.size() * sizeof(T), stream_));
+            TROPICAL_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(buffer_.data()), byte, buffer_.size() * sizeof(T),
+                                        stream_));
     }
     MatrixView<T> view() const { return {buffer_.data(), meta_.rows, meta_.cols, meta_.ld, meta_.layout}; }
     BatchedView<T> batched() const { return {view(), meta_.batch_stride}; }
@@ -181,7 +183,8 @@ std::string one_call(Rng& rng, Kind kind, CUstream stream) {
         StreamMatrix<std::int32_t> dm(argmax, stream);
         dc.poison(c.poison);
         dm.poison(argmax.poison);
-        if (use_batched_api) gemm_batched_with_argmax<S>(da.batched(), db.batched(), dc.batched(), dm.batched(), count, options);
+        if (use_batched_api)
+            gemm_batched_with_argmax<S>(da.batched(), db.batched(), dc.batched(), dm.batched(), count, options);
         else gemm_with_argmax<S>(da.view(), db.view(), dc.view(), dm.view(), options);
         const auto [expected_c, expected_m] = reference_gemm_argmax<T>(ring, a, b, c, argmax);
         if (auto r = exactly_equal("C", expected_c, dc.download()); !r) return where + ": " + r.message();
@@ -213,12 +216,12 @@ std::string one_call_of_type(Rng& rng, Kind kind, CUstream stream) {
 
 std::string random_call(Rng& rng, CUstream stream) {
     const double u = rng.real(0.0, 1.0);
-    const Kind kind = u < 0.35   ? Kind::Gemm
-                      : u < 0.5  ? Kind::Argmax
-                      : u < 0.7  ? Kind::Batched
-                      : u < 0.8  ? Kind::BatchedArgmax
-                      : u < 0.9  ? Kind::BackwardA
-                                 : Kind::BackwardB;
+    const Kind kind = u < 0.35  ? Kind::Gemm
+                      : u < 0.5 ? Kind::Argmax
+                      : u < 0.7 ? Kind::Batched
+                      : u < 0.8 ? Kind::BatchedArgmax
+                      : u < 0.9 ? Kind::BackwardA
+                                : Kind::BackwardB;
     switch (rng.integer(0, 2)) {
     case 0: return one_call_of_type<MaxPlus>(rng, kind, stream);
     case 1: return one_call_of_type<MinPlus>(rng, kind, stream);
@@ -269,7 +272,8 @@ TEST(LoadGpu, SixteenThreadsOnSixteenStreamsWithFlatMemory) {
                 }
                 if (failure.empty()) continue;
                 std::lock_guard lock(failures_mutex);
-                if (failures.size() < 5) failures.push_back("thread " + std::to_string(t) + " call " + std::to_string(i) + ": " + failure);
+                if (failures.size() < 5)
+                    failures.push_back("thread " + std::to_string(t) + " call " + std::to_string(i) + ": " + failure);
                 ++failed_calls;
             }
             if (warm == calls) warmed.arrive_and_wait();
@@ -287,14 +291,17 @@ TEST(LoadGpu, SixteenThreadsOnSixteenStreamsWithFlatMemory) {
     for (const auto& f : failures) ADD_FAILURE() << f;
 
     const double device_growth = static_cast<double>(after_warm.device_free) - static_cast<double>(at_end.device_free);
-    const double host_growth = static_cast<double>(at_end.host_resident) - static_cast<double>(after_warm.host_resident);
-    const double first_half = static_cast<double>(at_half.host_resident) - static_cast<double>(after_warm.host_resident);
+    const double host_growth =
+        static_cast<double>(at_end.host_resident) - static_cast<double>(after_warm.host_resident);
+    const double first_half =
+        static_cast<double>(at_half.host_resident) - static_cast<double>(after_warm.host_resident);
     const double second_half = static_cast<double>(at_end.host_resident) - static_cast<double>(at_half.host_resident);
-    std::printf("load: %d threads x %d calls on %d streams; device memory free after %d, %d and %d calls each: %zu, %zu, "
-                "%zu (grew by %.0f bytes); host resident: %zu, %zu, %zu (grew by %.0f bytes)\n",
-                kThreads, calls, kStreams, warm, halfway, calls, after_warm.device_free, at_half.device_free,
-                at_end.device_free, device_growth, after_warm.host_resident, at_half.host_resident, at_end.host_resident,
-                host_growth);
+    std::printf(
+        "load: %d threads x %d calls on %d streams; device memory free after %d, %d and %d calls each: %zu, %zu, "
+        "%zu (grew by %.0f bytes); host resident: %zu, %zu, %zu (grew by %.0f bytes)\n",
+        kThreads, calls, kStreams, warm, halfway, calls, after_warm.device_free, at_half.device_free,
+        at_end.device_free, device_growth, after_warm.host_resident, at_half.host_resident, at_end.host_resident,
+        host_growth);
     RecordProperty("device_growth_bytes", std::to_string(device_growth));
     RecordProperty("host_growth_bytes", std::to_string(host_growth));
     // Device memory: nothing the calls allocate may stay behind (the driver's own pools are sized by

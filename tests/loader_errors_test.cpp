@@ -2,11 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tropical/error.hpp>
 #include "driver/cuda_driver.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/compiler.hpp"
 #include "nvrtc/nvrtc_library.hpp"
-#include <tropical/error.hpp>
 
 using namespace tropical;
 using namespace tropical::detail;

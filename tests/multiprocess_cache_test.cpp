@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <tropical/cache.hpp>
 #include "cache/entry_format.hpp"
 #include "support/processes.hpp"
 #include "support/temp_dir.hpp"
-#include <tropical/cache.hpp>
 
 namespace fs = std::filesystem;
 using tropical::testing::read_text;
@@ -35,7 +35,8 @@ TEST(MultiprocessCache, EightProcessesWarmingOneEmptyCacheAllSucceedAndLeaveOnly
     for (int i = 0; i < 8; ++i) pids.push_back(spawn(probe_args(cache), dir.path() / ("out" + std::to_string(i))));
     for (std::size_t i = 0; i < pids.size(); ++i) {
         ASSERT_GT(pids[i], 0);
-        EXPECT_EQ(wait_for(pids[i]), 0) << "process " << i << ": " << read_text(dir.path() / ("out" + std::to_string(i)));
+        EXPECT_EQ(wait_for(pids[i]), 0) << "process " << i << ": "
+                                        << read_text(dir.path() / ("out" + std::to_string(i)));
     }
     int entries = 0;
     for (const auto& e : fs::recursive_directory_iterator(tropical::cache_format_directory(cache))) {

@@ -23,7 +23,8 @@ struct Matrix {
     std::int64_t rows, cols;
     std::vector<T> data;
 
-    Matrix(std::int64_t r, std::int64_t c, T fill = T{}) : rows(r), cols(c), data(static_cast<std::size_t>(r * c), fill) {}
+    Matrix(std::int64_t r, std::int64_t c, T fill = T{})
+        : rows(r), cols(c), data(static_cast<std::size_t>(r * c), fill) {}
     Matrix(std::int64_t r, std::int64_t c, std::initializer_list<T> values) : rows(r), cols(c), data(values) {
         EXPECT_EQ(static_cast<std::int64_t>(data.size()), r * c);
     }

@@ -27,10 +27,10 @@ using namespace tropical::testing;
 namespace {
 
 // The 32-bit cases: f64 and i64 have no split-K kernels.
-using SplitCases = ::testing::Types<Case<MaxPlus, float>, Case<MinPlus, float>, Case<MaxMul, float>,
-                                    Case<MaxMin, float>, Case<MinMax, float>, Case<MaxPlus, std::int32_t>,
-                                    Case<MinPlus, std::int32_t>, Case<MaxMul, std::int32_t>, Case<MaxMin, std::int32_t>,
-                                    Case<MinMax, std::int32_t>>;
+using SplitCases =
+    ::testing::Types<Case<MaxPlus, float>, Case<MinPlus, float>, Case<MaxMul, float>, Case<MaxMin, float>,
+                     Case<MinMax, float>, Case<MaxPlus, std::int32_t>, Case<MinPlus, std::int32_t>,
+                     Case<MaxMul, std::int32_t>, Case<MaxMin, std::int32_t>, Case<MinMax, std::int32_t>>;
 
 template <class C>
 class SplitKGpu : public ::testing::Test {};
@@ -44,7 +44,8 @@ const std::vector<Shape> kLongK = {{256, 256, 8192}, {250, 250, 9000}};
 // only shows for the first test of each case that runs).
 template <class S, class T>
 bool split_kernel_loaded() {
-    const std::string name = "tropical_splitk_" + std::string(to_string(dtype_of<T>())) + "_" + std::string(to_string(S::value));
+    const std::string name =
+        "tropical_splitk_" + std::string(to_string(dtype_of<T>())) + "_" + std::string(to_string(S::value));
     const KernelInfo* kernel = find_kernel(name);
     return kernel && CudaContext::for_device(0).is_loaded(*kernel);
 }
@@ -126,7 +127,8 @@ TYPED_TEST(SplitKGpu, EdgeValues) {
         const T inf = std::numeric_limits<T>::infinity();
         specials = {std::numeric_limits<T>::quiet_NaN(), inf, -inf, T(-0.0), reference::zero<T>(ring)};
     } else {
-        specials = {reference::FiniteRange<T>::lowest(ring), reference::FiniteRange<T>::highest(ring), reference::zero<T>(ring)};
+        specials = {reference::FiniteRange<T>::lowest(ring), reference::FiniteRange<T>::highest(ring),
+                    reference::zero<T>(ring)};
     }
     for (int n = 0; n < 12; ++n) {
         const T v = specials[static_cast<std::size_t>(n) % specials.size()];

@@ -13,13 +13,13 @@
 
 #include <cuda.h>
 
+#include <tropical/context.hpp>
+#include <tropical/error.hpp>
+#include <tropical/gemm.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
-#include <tropical/context.hpp>
-#include <tropical/error.hpp>
-#include <tropical/gemm.hpp>
 
 using namespace tropical;
 using namespace tropical::testing;

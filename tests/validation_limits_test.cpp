@@ -148,8 +148,8 @@ TEST(ValidateEnums, UnknownSemiring) {
 TEST(ValidateEnums, UnknownLayout) {
     Request q = gemm_request(4, 5, 3);
     q.b.layout = static_cast<Layout>(2);
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("B has an unknown layout (2)"),
-                                          HasSubstr("row-major or column-major")));
+    EXPECT_THAT(invalid_message(q),
+                AllOf(HasSubstr("B has an unknown layout (2)"), HasSubstr("row-major or column-major")));
     // Also where the operand holds no elements.
     q = gemm_request(4, 5, 0);
     q.a.layout = static_cast<Layout>(9);

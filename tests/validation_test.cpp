@@ -112,23 +112,23 @@ TEST(ValidateShapes, NegativeBatchCount) {
 TEST(ValidateLeadingDimension, RowMajorNeedsAtLeastTheColumns) {
     Request q = gemm_request(4, 5, 3);
     q.a.ld = 2;
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("A is row-major with 3 columns"), HasSubstr("at least 3"),
-                                          HasSubstr("it is 2")));
+    EXPECT_THAT(invalid_message(q),
+                AllOf(HasSubstr("A is row-major with 3 columns"), HasSubstr("at least 3"), HasSubstr("it is 2")));
     q = gemm_request(4, 5, 3);
     q.c.ld = 4;
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("C is row-major with 5 columns"), HasSubstr("at least 5"),
-                                          HasSubstr("it is 4")));
+    EXPECT_THAT(invalid_message(q),
+                AllOf(HasSubstr("C is row-major with 5 columns"), HasSubstr("at least 5"), HasSubstr("it is 4")));
 }
 
 TEST(ValidateLeadingDimension, ColumnMajorNeedsAtLeastTheRows) {
     Request q = gemm_request(4, 5, 3, Layout::RowMajor, Layout::ColMajor);
     q.b.ld = 1;
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("B is column-major with 3 rows"), HasSubstr("at least 3"),
-                                          HasSubstr("it is 1")));
+    EXPECT_THAT(invalid_message(q),
+                AllOf(HasSubstr("B is column-major with 3 rows"), HasSubstr("at least 3"), HasSubstr("it is 1")));
     q = argmax_request(4, 5, 3, Layout::RowMajor, Layout::RowMajor, Layout::RowMajor, Layout::ColMajor);
     q.argmax.ld = 0;
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("argmax is column-major with 4 rows"), HasSubstr("at least 4"),
-                                          HasSubstr("it is 0")));
+    EXPECT_THAT(invalid_message(q),
+                AllOf(HasSubstr("argmax is column-major with 4 rows"), HasSubstr("at least 4"), HasSubstr("it is 0")));
 }
 
 TEST(ValidateLeadingDimension, NegativeLeadingDimension) {
@@ -182,16 +182,16 @@ TEST(ValidateBatch, NegativeBatchStride) {
     q.a.batch_stride = -12;
     q.b.batch_stride = 15;
     q.c.batch_stride = 20;
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("A has a negative batch stride (-12)"),
-                                          HasSubstr("0 (broadcast) or positive")));
+    EXPECT_THAT(invalid_message(q),
+                AllOf(HasSubstr("A has a negative batch stride (-12)"), HasSubstr("0 (broadcast) or positive")));
 }
 
 TEST(ValidateBatch, OutputStrideThatMakesProductsOverlap) {
     Request q = gemm_request(4, 5, 3);
     q.batch = 3;
     q.c.batch_stride = 19;  // one 4x5 C spans 20 elements
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("C's batch stride is 19"), HasSubstr("(20)"),
-                                          HasSubstr("overwrite each other")));
+    EXPECT_THAT(invalid_message(q),
+                AllOf(HasSubstr("C's batch stride is 19"), HasSubstr("(20)"), HasSubstr("overwrite each other")));
     q.c.batch_stride = 0;  // broadcast is for inputs only
     EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("C's batch stride is 0"), HasSubstr("overwrite each other")));
 

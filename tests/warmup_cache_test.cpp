@@ -79,9 +79,8 @@ TEST(Warmup, ClearRemovesEntriesAndLeftoversButNothingItDidNotCreate) {
     const Json doc = clear.json();
     EXPECT_EQ(doc["removed_entries"].integer(), 4);
     EXPECT_EQ(doc["removed_files"].integer(), 6);  // and the leftover temp file and the compiler record
-    EXPECT_EQ(files_under(dir.path()),
-              (std::set<std::string>{"keep-root.txt", "v1/README", "v1/sm_90/notes.cubin",
-                                     fs::relative(in_flight, dir.path()).string()}));
+    EXPECT_EQ(files_under(dir.path()), (std::set<std::string>{"keep-root.txt", "v1/README", "v1/sm_90/notes.cubin",
+                                                              fs::relative(in_flight, dir.path()).string()}));
     // An empty cache clears again without complaint.
     EXPECT_EQ(warmup({"--cache-dir", (dir.path() / "never-used").string(), "--clear"}).code, 0);
 }
@@ -100,10 +99,10 @@ TEST(Warmup, MaxSizeRemovesTheLeastRecentlyUsedCubinTogetherWithItsPtx) {
     const auto [maxplus_cubin, maxplus_ptx] = files_of("tropical_gemm_f32_maxplus");
     set_mtime(maxplus_cubin, std::chrono::minutes(1));
     set_mtime(maxplus_ptx, std::chrono::hours(3));
-    for (const auto& [k, age] : {std::pair{"tropical_gemm_f32_minplus", 2}, std::pair{"tropical_gemm_f32_maxmul", 1},
-                                 std::pair{"tropical_splitk_f32_maxplus", 4},
-                                 std::pair{"tropical_splitk_f32_minplus", 5},
-                                 std::pair{"tropical_splitk_f32_maxmul", 6}}) {
+    for (const auto& [k, age] :
+         {std::pair{"tropical_gemm_f32_minplus", 2}, std::pair{"tropical_gemm_f32_maxmul", 1},
+          std::pair{"tropical_splitk_f32_maxplus", 4}, std::pair{"tropical_splitk_f32_minplus", 5},
+          std::pair{"tropical_splitk_f32_maxmul", 6}}) {
         const auto [c, p] = files_of(k);
         set_mtime(c, std::chrono::hours(age));
         set_mtime(p, std::chrono::hours(age));

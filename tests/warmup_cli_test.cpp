@@ -115,9 +115,9 @@ TEST(Warmup, EnvironmentErrorsExitWith3AndSayWhatToDo) {
     EXPECT_EQ(no_gpu.code, 3) << describe(no_gpu);
     EXPECT_THAT(no_gpu.err, HasSubstr("--arch sm_80,sm_90"));
 
-    const ToolRun disabled = warmup({"--arch", "sm_90", "--kernel", kernel},
-                                    {{"TROPICAL_GEMM_CACHE", "off"},
-                                     {"TROPICAL_GEMM_CACHE_DIR", (dir.path() / "c").string()}});
+    const ToolRun disabled =
+        warmup({"--arch", "sm_90", "--kernel", kernel},
+               {{"TROPICAL_GEMM_CACHE", "off"}, {"TROPICAL_GEMM_CACHE_DIR", (dir.path() / "c").string()}});
     EXPECT_EQ(disabled.code, 3) << describe(disabled);
     EXPECT_THAT(disabled.err, HasSubstr("TROPICAL_GEMM_CACHE=off"));
     EXPECT_FALSE(fs::exists(dir.path() / "c"));
@@ -208,8 +208,11 @@ TEST(Warmup, WhereTheEnvironmentTurnsTheCacheOffEveryCommandSaysWhyAndTouchesNot
         env[name] = value;
         const std::string why = value.empty() ? name : name + "=" + value;
         const std::vector<std::vector<std::string>> commands = {
-            {"--clear"}, {"--max-size", "0"}, {"--arch", "sm_90", "--kernel", "tropical_gemm_f32_maxplus"},
-            {"--list"},  {"--verify"}};
+            {"--clear"},
+            {"--max-size", "0"},
+            {"--arch", "sm_90", "--kernel", "tropical_gemm_f32_maxplus"},
+            {"--list"},
+            {"--verify"}};
         for (const auto& args : commands) {
             const ToolRun run = warmup(args, env);
             EXPECT_EQ(run.code, 3) << why << " " << ::testing::PrintToString(args) << "\n" << describe(run);
@@ -231,8 +234,8 @@ TEST(Warmup, JsonStaysValidAndLosslessForACacheFolderWhoseNameIsNotUtf8) {
     TempDir dir;
     // A Latin-1 e acute (not UTF-8), a UTF-8 one, and a backslash that reads like the tool's escape.
     const fs::path cache = dir.path() / "caf\xe9-caf\xc3\xa9-\\x41";
-    const ToolRun run = warmup(
-        {"--cache-dir", cache.string(), "--arch", "sm_90", "--kernel", "tropical_backward_a_f32", "--json"});
+    const ToolRun run =
+        warmup({"--cache-dir", cache.string(), "--arch", "sm_90", "--kernel", "tropical_backward_a_f32", "--json"});
     ASSERT_EQ(run.code, 0) << describe(run);
     const Json doc = run.json();
     EXPECT_EQ(doc["cache_dir"].text, (dir.path() / "caf\\xe9-caf\xc3\xa9-\\x5cx41").string());

@@ -39,8 +39,8 @@ TEST(Warmup, ArchModeFillsATemporaryCacheForSm80AndSm90) {
 
 TEST(Warmup, SecondRunCompilesNothingInUnderASecondAndNeedsNoNvrtc) {
     TempDir dir;
-    const std::vector<std::string> args = {"--cache-dir", dir.path().string(), "--arch", "sm_90",
-                                           "--kernel",    kTwo,                "--json"};
+    const std::vector<std::string> args = {"--cache-dir", dir.path().string(), "--arch", "sm_90", "--kernel", kTwo,
+                                           "--json"};
     ASSERT_EQ(warmup(args).code, 0);
     // An entry not used for an hour is touched by the hit: least-recently-used trimming sees the use.
     const fs::path cubin = entry_path(dir.path(), "tropical_gemm_f32_maxplus", 90, ".cubin");
@@ -109,10 +109,10 @@ TEST(Warmup, VariantSelectsKernelsByHowTheyCompute) {
                          k.dtype == tropical::DType::F64;
               }));
     // The gemm group is the tiled products and their split-K twins; --variant narrows it to either.
-    EXPECT_EQ(listed({"--group", "gemm", "--type", "f32", "--variant", "tiled"}),
-              (std::vector<std::string>{"tropical_gemm_f32_maxplus", "tropical_gemm_f32_minplus",
-                                        "tropical_gemm_f32_maxmul", "tropical_gemm_f32_maxmin",
-                                        "tropical_gemm_f32_minmax"}));
+    EXPECT_EQ(
+        listed({"--group", "gemm", "--type", "f32", "--variant", "tiled"}),
+        (std::vector<std::string>{"tropical_gemm_f32_maxplus", "tropical_gemm_f32_minplus", "tropical_gemm_f32_maxmul",
+                                  "tropical_gemm_f32_maxmin", "tropical_gemm_f32_minmax"}));
     EXPECT_EQ(listed({"--variant", "scatter"}), registry_where([](const auto& k) {
                   return k.group == tropical::KernelGroup::BackwardA || k.group == tropical::KernelGroup::BackwardB;
               }));

@@ -46,7 +46,8 @@ class RotatingInput {
 public:
     RotatingInput(std::size_t count, int copies, Semiring semiring, std::uint64_t seed) {
         const auto host = random_values<T>(count, semiring, seed);
-        for (int i = 0; i < copies; ++i) buffers_.push_back(std::make_unique<DeviceBuffer<T>>(std::span<const T>(host)));
+        for (int i = 0; i < copies; ++i)
+            buffers_.push_back(std::make_unique<DeviceBuffer<T>>(std::span<const T>(host)));
     }
     // Replaces the contents of every copy.
     void upload(std::span<const T> host) {

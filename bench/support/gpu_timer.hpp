@@ -8,11 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include <tropical/context.hpp>
+#include <tropical/error.hpp>
 #include "context/gpu_availability.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
-#include <tropical/context.hpp>
-#include <tropical/error.hpp>
 
 namespace tropical::bench {
 

@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include <tropical/export.hpp>
 #include <tropical/status.h>
+#include <tropical/export.hpp>
 
 #ifdef __cplusplus
 extern "C" {

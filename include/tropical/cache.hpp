@@ -97,27 +97,27 @@ TROPICAL_GEMM_EXPORT std::string_view to_string(CacheEntryKind kind) noexcept;
 
 // One file of the cache, as named on disk: v1/sm_<arch>/<kernel>-<key>.{cubin,ptx,jit.ptx}.
 struct CacheEntry {
-    std::string kernel;                  // the kernel's name
-    const KernelInfo* info = nullptr;    // its registry entry; nullptr for a kernel this library lacks
-    int arch = 0;                        // XY of sm_XY
+    std::string kernel;                // the kernel's name
+    const KernelInfo* info = nullptr;  // its registry entry; nullptr for a kernel this library lacks
+    int arch = 0;                      // XY of sm_XY
     CacheEntryKind kind = CacheEntryKind::Cubin;
-    std::string key;                     // 32 hex digits
+    std::string key;  // 32 hex digits
     std::filesystem::path path;
     std::uintmax_t bytes = 0;
     // The file's modification time: the library touches an entry every time it uses it.
     std::chrono::system_clock::time_point last_used;
-    bool valid = false;                  // the header, the length and the checksum verify
-    std::string problem;                 // why not, when !valid ("corrupted (checksum mismatch)")
+    bool valid = false;   // the header, the length and the checksum verify
+    std::string problem;  // why not, when !valid ("corrupted (checksum mismatch)")
     // Whether this library would look this entry up: its key matches the kernel's source, options
     // and the NVRTC version recorded in the cache. Empty where the cache records no compiler.
     std::optional<bool> current;
 };
 
 struct CacheListing {
-    std::filesystem::path directory;     // the format folder (root/v1)
-    std::vector<CacheEntry> entries;     // by architecture, then registry order, then kind
-    std::uintmax_t entry_bytes = 0;      // the entries' total size
-    std::size_t temp_files = 0;          // unfinished writes (in flight, or left by a killed process)
+    std::filesystem::path directory;  // the format folder (root/v1)
+    std::vector<CacheEntry> entries;  // by architecture, then registry order, then kind
+    std::uintmax_t entry_bytes = 0;   // the entries' total size
+    std::size_t temp_files = 0;       // unfinished writes (in flight, or left by a killed process)
     // The NVRTC that filled the cache, from the record kept beside the entries.
     struct Compiler {
         int major = 0, minor = 0;

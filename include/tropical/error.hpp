@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include <tropical/export.hpp>
 #include <tropical/status.h>
+#include <tropical/export.hpp>
 
 namespace tropical {
 
@@ -72,7 +72,9 @@ class TROPICAL_GEMM_EXPORT CompileError : public Error {
 public:
     CompileError(const std::string& message, std::int64_t code, std::string kernel, std::string options,
                  std::string log)
-        : Error(Status::CompileError, message, code), kernel_(std::move(kernel)), options_(std::move(options)),
+        : Error(Status::CompileError, message, code),
+          kernel_(std::move(kernel)),
+          options_(std::move(options)),
           log_(std::move(log)) {}
     const std::string& kernel() const noexcept { return kernel_; }
     const std::string& options() const noexcept { return options_; }

@@ -105,9 +105,9 @@ void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax
 
 // The same without A, for the semirings whose gradient of A reads B at most (B for MaxMul only).
 template <SemiringTag S, Element T>
-    requires(!detail::needs_both_operands<S>)
-void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> b, MatrixView<T> grad_a,
-                     const GemmOptions& options = {}) {
+requires(!detail::needs_both_operands<S>) void gemm_backward_a(detail::In<T> grad_c,
+                                                               MatrixView<const std::int32_t> argmax, detail::In<T> b,
+                                                               MatrixView<T> grad_a, const GemmOptions& options = {}) {
     gemm_backward_a<S, T>(grad_c, argmax, {}, b, grad_a, options);
 }
 
@@ -121,9 +121,9 @@ void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax
 
 // The same without B, for the semirings whose gradient of B reads A at most (A for MaxMul only).
 template <SemiringTag S, Element T>
-    requires(!detail::needs_both_operands<S>)
-void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, MatrixView<T> grad_b,
-                     const GemmOptions& options = {}) {
+requires(!detail::needs_both_operands<S>) void gemm_backward_b(detail::In<T> grad_c,
+                                                               MatrixView<const std::int32_t> argmax, detail::In<T> a,
+                                                               MatrixView<T> grad_b, const GemmOptions& options = {}) {
     gemm_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, options);
 }
 
@@ -132,8 +132,8 @@ void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax
 template <SemiringTag S, Element T>
 void gemm_batched(detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> c, std::int64_t count,
                   const GemmOptions& options = {}) {
-    detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), nullptr,
-                    count, options);
+    detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), nullptr, count,
+                    options);
 }
 
 template <SemiringTag S, Element T>
@@ -145,32 +145,36 @@ void gemm_batched_with_argmax(detail::BatchedIn<T> a, detail::BatchedIn<T> b, Ba
 }
 
 template <SemiringTag S, Element T>
-void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> a,
-                             detail::BatchedIn<T> b, BatchedView<T> grad_a, std::int64_t count,
+void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
+                             detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> grad_a, std::int64_t count,
                              const GemmOptions& options = {}) {
     detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_a), count, options);
 }
 
 template <SemiringTag S, Element T>
-    requires(!detail::needs_both_operands<S>)
-void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> b,
-                             BatchedView<T> grad_a, std::int64_t count, const GemmOptions& options = {}) {
+requires(!detail::needs_both_operands<S>) void gemm_batched_backward_a(detail::BatchedIn<T> grad_c,
+                                                                       BatchedView<const std::int32_t> argmax,
+                                                                       detail::BatchedIn<T> b, BatchedView<T> grad_a,
+                                                                       std::int64_t count,
+                                                                       const GemmOptions& options = {}) {
     gemm_batched_backward_a<S, T>(grad_c, argmax, {}, b, grad_a, count, options);
 }
 
 template <SemiringTag S, Element T>
-void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> a,
-                             detail::BatchedIn<T> b, BatchedView<T> grad_b, std::int64_t count,
+void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
+                             detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> grad_b, std::int64_t count,
                              const GemmOptions& options = {}) {
     detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_b), count, options);
 }
 
 template <SemiringTag S, Element T>
-    requires(!detail::needs_both_operands<S>)
-void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, detail::BatchedIn<T> a,
-                             BatchedView<T> grad_b, std::int64_t count, const GemmOptions& options = {}) {
+requires(!detail::needs_both_operands<S>) void gemm_batched_backward_b(detail::BatchedIn<T> grad_c,
+                                                                       BatchedView<const std::int32_t> argmax,
+                                                                       detail::BatchedIn<T> a, BatchedView<T> grad_b,
+                                                                       std::int64_t count,
+                                                                       const GemmOptions& options = {}) {
     gemm_batched_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, count, options);
 }
 

@@ -78,9 +78,11 @@ void gemm_backward_a(tropical::detail::In<T> grad_c, MatrixView<const std::int32
 
 // The same without A, for the semirings whose gradient of A reads B at most.
 template <SemiringTag S, Element T>
-    requires(!tropical::detail::needs_both_operands<S>)
-void gemm_backward_a(tropical::detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, tropical::detail::In<T> b,
-                     MatrixView<T> grad_a, const Options& options = {}) {
+requires(!tropical::detail::needs_both_operands<S>) void gemm_backward_a(tropical::detail::In<T> grad_c,
+                                                                         MatrixView<const std::int32_t> argmax,
+                                                                         tropical::detail::In<T> b,
+                                                                         MatrixView<T> grad_a,
+                                                                         const Options& options = {}) {
     gemm_backward_a<S, T>(grad_c, argmax, {}, b, grad_a, options);
 }
 
@@ -95,9 +97,11 @@ void gemm_backward_b(tropical::detail::In<T> grad_c, MatrixView<const std::int32
 
 // The same without B, for the semirings whose gradient of B reads A at most.
 template <SemiringTag S, Element T>
-    requires(!tropical::detail::needs_both_operands<S>)
-void gemm_backward_b(tropical::detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, tropical::detail::In<T> a,
-                     MatrixView<T> grad_b, const Options& options = {}) {
+requires(!tropical::detail::needs_both_operands<S>) void gemm_backward_b(tropical::detail::In<T> grad_c,
+                                                                         MatrixView<const std::int32_t> argmax,
+                                                                         tropical::detail::In<T> a,
+                                                                         MatrixView<T> grad_b,
+                                                                         const Options& options = {}) {
     gemm_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, options);
 }
 
@@ -127,10 +131,9 @@ void gemm_batched_backward_a(tropical::detail::BatchedIn<T> grad_c, BatchedView<
 }
 
 template <SemiringTag S, Element T>
-    requires(!tropical::detail::needs_both_operands<S>)
-void gemm_batched_backward_a(tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
-                             tropical::detail::BatchedIn<T> b, BatchedView<T> grad_a, std::int64_t count,
-                             const Options& options = {}) {
+requires(!tropical::detail::needs_both_operands<S>) void gemm_batched_backward_a(
+    tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, tropical::detail::BatchedIn<T> b,
+    BatchedView<T> grad_a, std::int64_t count, const Options& options = {}) {
     gemm_batched_backward_a<S, T>(grad_c, argmax, {}, b, grad_a, count, options);
 }
 
@@ -144,10 +147,9 @@ void gemm_batched_backward_b(tropical::detail::BatchedIn<T> grad_c, BatchedView<
 }
 
 template <SemiringTag S, Element T>
-    requires(!tropical::detail::needs_both_operands<S>)
-void gemm_batched_backward_b(tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
-                             tropical::detail::BatchedIn<T> a, BatchedView<T> grad_b, std::int64_t count,
-                             const Options& options = {}) {
+requires(!tropical::detail::needs_both_operands<S>) void gemm_batched_backward_b(
+    tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, tropical::detail::BatchedIn<T> a,
+    BatchedView<T> grad_b, std::int64_t count, const Options& options = {}) {
     gemm_batched_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, count, options);
 }
 

@@ -39,11 +39,11 @@ TROPICAL_GEMM_EXPORT std::string_view to_string(KernelVariant variant) noexcept;
 TROPICAL_GEMM_EXPORT std::string_view to_string(KernelGroup group) noexcept;
 
 struct KernelInfo {
-    std::size_t index;                 // position in kernel_registry()
-    std::string_view name;             // e.g. "tropical_gemm_f32_maxplus": the entry point's name
+    std::size_t index;      // position in kernel_registry()
+    std::string_view name;  // e.g. "tropical_gemm_f32_maxplus": the entry point's name
     KernelOperation operation;
     KernelVariant variant;
-    KernelGroup group;                 // follows from operation and variant
+    KernelGroup group;  // follows from operation and variant
     DType dtype;
     std::optional<Semiring> semiring;  // empty for kernels that take it at launch (backward)
 };

@@ -16,16 +16,16 @@
 #ifndef TROPICAL_STATUS_H
 #define TROPICAL_STATUS_H
 
-#define TROPICAL_STATUS_LIST(X)                                    \
-    X(SUCCESS, Success, 0, "success")                              \
-    X(INVALID_ARGUMENT, InvalidArgument, 1, "invalid argument")    \
-    X(UNSUPPORTED, Unsupported, 2, "unsupported")                  \
-    X(OUT_OF_MEMORY, OutOfMemory, 3, "out of memory")              \
-    X(NO_DRIVER, NoDriver, 4, "no CUDA driver")                    \
-    X(NO_DEVICE, NoDevice, 5, "no CUDA device")                    \
-    X(NO_COMPILER, NoCompiler, 6, "no NVRTC")                      \
-    X(COMPILE_ERROR, CompileError, 7, "compile error")             \
-    X(CUDA_ERROR, CudaError, 8, "CUDA error")                      \
+#define TROPICAL_STATUS_LIST(X)                                 \
+    X(SUCCESS, Success, 0, "success")                           \
+    X(INVALID_ARGUMENT, InvalidArgument, 1, "invalid argument") \
+    X(UNSUPPORTED, Unsupported, 2, "unsupported")               \
+    X(OUT_OF_MEMORY, OutOfMemory, 3, "out of memory")           \
+    X(NO_DRIVER, NoDriver, 4, "no CUDA driver")                 \
+    X(NO_DEVICE, NoDevice, 5, "no CUDA device")                 \
+    X(NO_COMPILER, NoCompiler, 6, "no NVRTC")                   \
+    X(COMPILE_ERROR, CompileError, 7, "compile error")          \
+    X(CUDA_ERROR, CudaError, 8, "CUDA error")                   \
     X(INTERNAL_ERROR, Internal, 9, "internal error")
 
 #endif /* TROPICAL_STATUS_H */

@@ -34,11 +34,11 @@ struct MinMax {
 
 template <class T>
 concept SemiringTag = std::is_same_v<T, MaxPlus> || std::is_same_v<T, MinPlus> || std::is_same_v<T, MaxMul> ||
-                      std::is_same_v<T, MaxMin> || std::is_same_v<T, MinMax>;
+    std::is_same_v<T, MaxMin> || std::is_same_v<T, MinMax>;
 
 template <class T>
 concept Element = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
-                  std::is_same_v<T, std::int64_t>;
+    std::is_same_v<T, std::int64_t>;
 
 template <Element T>
 constexpr DType dtype_of() {

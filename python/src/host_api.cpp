@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <string>
 
+#include <tropical/c_api.h>
+#include <tropical/error.hpp>
 #include "c_api/guard.hpp"
 #include "c_api/request.hpp"
 #include "reference/reference.hpp"
-#include <tropical/c_api.h>
-#include <tropical/error.hpp>
 
 #define TGH_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -71,10 +71,8 @@ TGH_EXPORT int tgh_cpu_gemm(std::int32_t semiring, std::int32_t dtype, const tgh
                 if (argmax)
                     tropical::reference::gemm_argmax<T>(s, at<const T>(a, i), at<const T>(b, i), at<T>(c, i),
                                                         at<std::int32_t>(argmax, i));
-                else
-                    tropical::reference::gemm<T>(s, at<const T>(a, i), at<const T>(b, i), at<T>(c, i));
+                else tropical::reference::gemm<T>(s, at<const T>(a, i), at<const T>(b, i), at<T>(c, i));
             }
         });
     });
 }
-

@@ -1,10 +1,10 @@
 // The C ABI's products and backward passes in host memory (tropical_host_*): the same conversion of
 // arguments as the device functions (c_api/request.cpp), then the CPU path (cpu/host.hpp).
+#include "cpu/host.hpp"
+#include <tropical/c_api.h>
 #include "c_api/guard.hpp"
 #include "c_api/request.hpp"
-#include "cpu/host.hpp"
 #include "cpu/targets.hpp"
-#include <tropical/c_api.h>
 
 namespace {
 

@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "c_api/guard.hpp"
-#include "nvrtc/nvrtc_library.hpp"
 #include <tropical/c_api.h>
 #include <tropical/cache.hpp>
 #include <tropical/kernels.hpp>
+#include "c_api/guard.hpp"
+#include "nvrtc/nvrtc_library.hpp"
 
 namespace {
 
@@ -101,8 +101,7 @@ tropical_status tropical_warm_kernel(const char* name, int32_t arch, tropical_wa
 tropical_status tropical_nvrtc_search_path(char* out, int64_t capacity) {
     return guarded([&] {
         std::string text;
-        for (const auto& candidate : tropical::detail::nvrtc_candidates())
-            text += candidate.path + "\n";
+        for (const auto& candidate : tropical::detail::nvrtc_candidates()) text += candidate.path + "\n";
         copy_out(text, out, capacity, "the output buffer");
     });
 }

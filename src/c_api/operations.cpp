@@ -2,9 +2,9 @@
 // exceptions turned into status codes (c_api/guard.hpp).
 #include <string>
 
+#include <tropical/c_api.h>
 #include "c_api/guard.hpp"
 #include "c_api/request.hpp"
-#include <tropical/c_api.h>
 
 namespace tropical::detail {
 namespace {

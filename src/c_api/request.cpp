@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "reference/reference.hpp"
 #include <tropical/error.hpp>
+#include "reference/reference.hpp"
 
 namespace tropical::detail {
 namespace {
@@ -18,8 +18,8 @@ Enum checked_enum(std::int32_t value, std::int32_t count, const char* what) {
 
 Layout checked_layout(std::int32_t value, const char* name) {
     if (value != TROPICAL_ROW_MAJOR && value != TROPICAL_COL_MAJOR)
-        throw InvalidArgument(fmt::format("{} has an unknown layout ({}); use TROPICAL_ROW_MAJOR or TROPICAL_COL_MAJOR",
-                                          name, value));
+        throw InvalidArgument(
+            fmt::format("{} has an unknown layout ({}); use TROPICAL_ROW_MAJOR or TROPICAL_COL_MAJOR", name, value));
     return static_cast<Layout>(value);
 }
 
@@ -78,9 +78,10 @@ Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t 
         q.options.stream = static_cast<Stream>(options->stream);
         q.options.accumulate = options->accumulate != 0;
         if (options->device_hint < 0)
-            throw InvalidArgument(fmt::format("options.device_hint is {}: it is 0 (no hint) or TROPICAL_DEVICE_HINT(d) "
-                                              "= d + 1 for CUDA device d",
-                                              options->device_hint));
+            throw InvalidArgument(
+                fmt::format("options.device_hint is {}: it is 0 (no hint) or TROPICAL_DEVICE_HINT(d) "
+                            "= d + 1 for CUDA device d",
+                            options->device_hint));
         q.options.device = options->device_hint - 1;
     }
     return q;

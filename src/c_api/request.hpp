@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "gemm/request.hpp"
 #include <tropical/c_api.h>
+#include "gemm/request.hpp"
 
 namespace tropical::detail {
 

@@ -13,11 +13,11 @@
 
 #include <fmt/format.h>
 
+#include <tropical/cache.hpp>
+#include <tropical/error.hpp>
 #include "cache/cache_key.hpp"
 #include "cache/cache_store.hpp"
 #include "util/warnings.hpp"
-#include <tropical/cache.hpp>
-#include <tropical/error.hpp>
 
 namespace tropical {
 namespace fs = std::filesystem;
@@ -27,9 +27,9 @@ namespace {
 void require_root(const CacheSettings& settings) {
     if (!settings.root.empty()) return;
     const std::string reason = cache_disabled_reason();
-    throw InvalidArgument(fmt::format("no kernel cache folder: the settings name none{}", reason.empty()
-                                          ? " (set TROPICAL_GEMM_CACHE_DIR, XDG_CACHE_HOME or HOME)"
-                                          : " (" + reason + ")"));
+    throw InvalidArgument(
+        fmt::format("no kernel cache folder: the settings name none{}",
+                    reason.empty() ? " (set TROPICAL_GEMM_CACHE_DIR, XDG_CACHE_HOME or HOME)" : " (" + reason + ")"));
 }
 
 CacheEntryKind public_kind(detail::EntryKind kind) {
@@ -136,9 +136,10 @@ bool remove_counted(detail::CacheStore& store, const detail::StoredFile& file, s
     if (error == ENOENT || error == ESTALE) return false;
     if (error == ENOTEMPTY || error == EEXIST) {
         detail::StoredFile kept = file;
-        kept.kept_because = fmt::format("it is a folder with files in it, where the cache keeps a file; remove it "
-                                        "yourself (rm -r {}) if they are not needed",
-                                        file.path.string());
+        kept.kept_because = fmt::format(
+            "it is a folder with files in it, where the cache keeps a file; remove it "
+            "yourself (rm -r {}) if they are not needed",
+            file.path.string());
         warn_kept(kept);
         return false;
     }

@@ -22,10 +22,10 @@ struct CacheKey {
 };
 
 struct KeyInputs {
-    std::string_view source;               // the translation unit compiled
+    std::string_view source;                  // the translation unit compiled
     const std::vector<std::string>* options;  // compile_options(...)
     int nvrtc_major = 0, nvrtc_minor = 0;
-    int arch = 0;                          // the device's sm_XY, as XY
+    int arch = 0;  // the device's sm_XY, as XY
     std::uint32_t format_version = kCacheFormatVersion;
 };
 

@@ -23,9 +23,9 @@ namespace tropical::detail {
 
 inline constexpr std::string_view kIdentityFileName = "nvrtc-identity";
 
-std::string format_folder_name();            // "v1"
-std::string arch_folder_name(int arch);      // "sm_90"
-int arch_of_folder_name(std::string_view);   // "sm_90" -> 90; 0 for any other name
+std::string format_folder_name();           // "v1"
+std::string arch_folder_name(int arch);     // "sm_90"
+int arch_of_folder_name(std::string_view);  // "sm_90" -> 90; 0 for any other name
 
 // ".cubin", ".ptx", ".jit.ptx" for the three kinds of entry; empty for the record.
 std::string_view entry_suffix(EntryKind kind);

@@ -52,8 +52,8 @@ StoredFile stored(const Folder& folder, int where, const std::string& name, cons
     if (folder.distrust)
         file.kept_because = fmt::format("{} {}", folder.distrust->path.string(), folder.distrust->problem);
     else if (!may_remove(folder.info, info))
-        file.kept_because = fmt::format("it is user {}'s, in {}, which others can write to", info.st_uid,
-                                        folder.path.string());
+        file.kept_because =
+            fmt::format("it is user {}'s, in {}, which others can write to", info.st_uid, folder.path.string());
     file.removable = file.kept_because.empty();
     return file;
 }
@@ -82,9 +82,7 @@ bool walkable(FolderOpen& open, const Folder& parent, int parent_where, const st
 }
 
 // A folder that could not be made or opened because a folder above it was removed meanwhile.
-bool vanished(const FolderOpen& open) {
-    return open.outcome == FolderOpen::Outcome::Failed && open.error == ENOENT;
-}
+bool vanished(const FolderOpen& open) { return open.outcome == FolderOpen::Outcome::Failed && open.error == ENOENT; }
 
 }  // namespace
 

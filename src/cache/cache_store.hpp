@@ -55,9 +55,9 @@ struct StoredFile {
     int where = kInFormatFolder;  // kInRoot, kInFormatFolder, or the arch of its sm_XY folder
     std::string name;             // its name in that folder
     std::filesystem::path path;
-    struct stat info {};          // of the name itself (lstat): never of a link's target
-    bool removable = false;       // the trust rules let this process remove it (file_trust.hpp)
-    std::string kept_because;     // why not, in words ("<folder> is owned by user 1000, ...")
+    struct stat info {};       // of the name itself (lstat): never of a link's target
+    bool removable = false;    // the trust rules let this process remove it (file_trust.hpp)
+    std::string kept_because;  // why not, in words ("<folder> is owned by user 1000, ...")
 };
 
 struct StoredEntry {
@@ -68,24 +68,24 @@ struct StoredEntry {
 };
 
 struct StoreScan {
-    std::filesystem::path directory;           // root/v1
-    std::vector<StoredEntry> entries;          // by folder, in the order the folder lists them
-    std::vector<StoredFile> temp_files;        // writers' temp files, in flight or abandoned
-    std::optional<StoredFile> identity_file;   // whatever has the record's name
-    std::optional<IdentityRecord> identity;    // the record, when it verifies and is trusted
-    std::vector<StoredFile> in_the_way;        // links and other non-folders named v1 or sm_XY
-    std::vector<int> arch_folders;             // the sm_XY folders walked
-    std::vector<Refusal> refused;              // folders not walked, or walked but not trusted
+    std::filesystem::path directory;          // root/v1
+    std::vector<StoredEntry> entries;         // by folder, in the order the folder lists them
+    std::vector<StoredFile> temp_files;       // writers' temp files, in flight or abandoned
+    std::optional<StoredFile> identity_file;  // whatever has the record's name
+    std::optional<IdentityRecord> identity;   // the record, when it verifies and is trusted
+    std::vector<StoredFile> in_the_way;       // links and other non-folders named v1 or sm_XY
+    std::vector<int> arch_folders;            // the sm_XY folders walked
+    std::vector<Refusal> refused;             // folders not walked, or walked but not trusted
 };
 
 // What an entry file holds, verified.
 struct EntryState {
-    bool present = false;           // something has that name
-    struct stat info {};            // of the name itself
+    bool present = false;  // something has that name
+    struct stat info {};   // of the name itself
     bool valid = false;
-    bool trusted = true;            // false: the trust rules refuse it or its folder
-    std::string problem;            // why not valid
-    std::vector<std::byte> payload; // when valid
+    bool trusted = true;             // false: the trust rules refuse it or its folder
+    std::string problem;             // why not valid
+    std::vector<std::byte> payload;  // when valid
 };
 
 class CacheStore {
@@ -146,7 +146,7 @@ private:
     std::atomic<bool> writable_ = true;
     mutable std::mutex mutex_;  // guards problem_ and swept_
     StoreWrite problem_;
-    std::set<int> swept_;       // folders whose abandoned temp files this store removed already
+    std::set<int> swept_;  // folders whose abandoned temp files this store removed already
 };
 
 // The steps of a publish, in order. Tests kill a writer at each (set_publish_hook_for_testing).

@@ -26,21 +26,22 @@ FolderOpen in_the_way(FolderOpen out, const fs::path& path, const struct stat& f
     out.outcome = FolderOpen::Outcome::InTheWay;
     out.found = found;
     if (S_ISLNK(found.st_mode))
-        out.refusal = {path,
-                       fmt::format("is a symbolic link (owned by user {}), which the kernel cache never follows",
-                                   found.st_uid),
-                       fmt::format("remove the link (rm {}) so that a folder is made in its place, or set "
-                                   "TROPICAL_GEMM_CACHE_DIR to another folder",
-                                   path.string())};
+        out.refusal = {
+            path,
+            fmt::format("is a symbolic link (owned by user {}), which the kernel cache never follows", found.st_uid),
+            fmt::format("remove the link (rm {}) so that a folder is made in its place, or set "
+                        "TROPICAL_GEMM_CACHE_DIR to another folder",
+                        path.string())};
     else
         out.refusal = {path, fmt::format("is not a folder (it is {})", file_type_words(found.st_mode)),
                        fmt::format("remove it (rm {}) so that a folder is made in its place, or set "
                                    "TROPICAL_GEMM_CACHE_DIR to another folder",
                                    path.string())};
     if (found.st_uid != ::geteuid() && found.st_uid != 0)
-        out.refusal.fix = fmt::format("it is user {}'s, which only they can remove: set TROPICAL_GEMM_CACHE_DIR to "
-                                      "a folder of your own",
-                                      found.st_uid);
+        out.refusal.fix = fmt::format(
+            "it is user {}'s, which only they can remove: set TROPICAL_GEMM_CACHE_DIR to "
+            "a folder of your own",
+            found.st_uid);
     return out;
 }
 
@@ -125,9 +126,10 @@ FolderOpen open_root_folder(const fs::path& root, bool create) {
     const uid_t me = ::geteuid();
     if (S_ISLNK(found.st_mode) && found.st_uid != me && found.st_uid != 0) {
         out = in_the_way(std::move(out), root, found);
-        out.refusal.problem = fmt::format("is a symbolic link owned by user {}, not by you (user {}), and the kernel "
-                                          "cache follows no link that another user made",
-                                          found.st_uid, me);
+        out.refusal.problem = fmt::format(
+            "is a symbolic link owned by user {}, not by you (user {}), and the kernel "
+            "cache follows no link that another user made",
+            found.st_uid, me);
         return out;
     }
     FileHandle fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));

@@ -66,9 +66,9 @@ struct FolderOpen {
     };
     Outcome outcome = Outcome::Missing;
     Folder folder;
-    Refusal refusal;      // InTheWay, Failed
-    struct stat found {}; // InTheWay: what lstat says of the thing in the way
-    int error = 0;        // Failed: the errno
+    Refusal refusal;       // InTheWay, Failed
+    struct stat found {};  // InTheWay: what lstat says of the thing in the way
+    int error = 0;         // Failed: the errno
 };
 
 // The cache root; `create`: made if missing, with every missing folder on the way, each 0700. The

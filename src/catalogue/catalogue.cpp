@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-
 namespace tropical::detail {
 namespace {
 
@@ -19,9 +18,16 @@ constexpr std::optional<Semiring> kMinMax = Semiring::MinMax;
 constexpr std::optional<Semiring> kAny = std::nullopt;
 
 constexpr CatalogueRow kRows[] = {
-#define TG_KERNEL(operation, variant, type, semiring, bm, bn, bk, tm, tn, sk, threads, min_blocks)                  \
-    {KernelOperation::operation, KernelVariant::variant, DType::type, k##semiring, {bm, bn, bk, tm, tn, sk}, threads, \
-     min_blocks, #variant, #semiring},
+#define TG_KERNEL(operation, variant, type, semiring, bm, bn, bk, tm, tn, sk, threads, min_blocks) \
+    {KernelOperation::operation,                                                                   \
+     KernelVariant::variant,                                                                       \
+     DType::type,                                                                                  \
+     k##semiring,                                                                                  \
+     {bm, bn, bk, tm, tn, sk},                                                                     \
+     threads,                                                                                      \
+     min_blocks,                                                                                   \
+     #variant,                                                                                     \
+     #semiring},
 #include "catalogue.def"
 #undef TG_KERNEL
 };
@@ -72,7 +78,7 @@ KernelGroup group_of(const CatalogueRow& row) {
     switch (row.operation) {
     case KernelOperation::Gemm:
         return row.variant == KernelVariant::Batched || row.variant == KernelVariant::Small ? KernelGroup::Batched
-                                                                                             : KernelGroup::Gemm;
+                                                                                            : KernelGroup::Gemm;
     case KernelOperation::GemmArgmax: return KernelGroup::GemmArgmax;
     case KernelOperation::BackwardA: return KernelGroup::BackwardA;
     case KernelOperation::BackwardB: return KernelGroup::BackwardB;
@@ -80,7 +86,8 @@ KernelGroup group_of(const CatalogueRow& row) {
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 4, kVariants = 5, kTypes = std::size(all_dtypes), kSemirings = std::size(all_semirings);
+constexpr std::size_t kOperations = 4, kVariants = 5, kTypes = std::size(all_dtypes),
+                      kSemirings = std::size(all_semirings);
 
 struct Registry {
     std::vector<std::string> names;  // owns the strings the KernelInfo views point at
@@ -90,7 +97,9 @@ struct Registry {
 
     static std::size_t slot(KernelOperation o, KernelVariant v, DType t, Semiring s) {
         return ((static_cast<std::size_t>(o) * kVariants + static_cast<std::size_t>(v)) * kTypes +
-                static_cast<std::size_t>(t)) * kSemirings + static_cast<std::size_t>(s);
+                static_cast<std::size_t>(t)) *
+                   kSemirings +
+               static_cast<std::size_t>(s);
     }
 
     Registry() {

@@ -37,10 +37,11 @@ std::string entry_point(const CatalogueRow& row, std::string_view name) {
         return fmt::format("{}(const TgBackwardParams p) {{\n    tg::scatter<{}, {}>(p);\n}}\n", head,
                            device_type(row.dtype), row.operation == KernelOperation::BackwardA);
     const TileShape& t = row.tile;
-    return fmt::format("{}(const TgGemmParams p) {{\n    tg::product<tg::{}, {}, tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "
-                       "{}>(p);\n}}\n",
-                       head, row.variant_word, row.operation == KernelOperation::GemmArgmax, row.semiring_word,
-                       device_type(row.dtype), t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
+    return fmt::format(
+        "{}(const TgGemmParams p) {{\n    tg::product<tg::{}, {}, tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "
+        "{}>(p);\n}}\n",
+        head, row.variant_word, row.operation == KernelOperation::GemmArgmax, row.semiring_word, device_type(row.dtype),
+        t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
 }
 
 std::string kernel_source(const KernelInfo& kernel) {

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "catalogue/catalogue.hpp"
 #include <tropical/kernels.hpp>
+#include "catalogue/catalogue.hpp"
 
 namespace tropical::detail {
 

@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "loader/kernel_binaries.hpp"
+#include <tropical/context.hpp>
+#include <tropical/error.hpp>
 #include "catalogue/catalogue.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
-#include <tropical/context.hpp>
-#include <tropical/error.hpp>
+#include "loader/kernel_binaries.hpp"
 
 namespace tropical {
 namespace {
@@ -69,9 +69,10 @@ CudaContext& CudaContext::for_device(int ordinal) {
 
     const int count = device_count();
     if (ordinal < 0 || ordinal >= count || ordinal >= kMaxDevices)
-        throw NoDevice(count == 0 ? fmt::format("CUDA device {} was asked for, but this machine has no CUDA device", ordinal)
-                                  : fmt::format("CUDA device {} does not exist: this machine has {} (ordinals 0 to {})",
-                                                ordinal, count, count - 1));
+        throw NoDevice(count == 0
+                           ? fmt::format("CUDA device {} was asked for, but this machine has no CUDA device", ordinal)
+                           : fmt::format("CUDA device {} does not exist: this machine has {} (ordinals 0 to {})",
+                                         ordinal, count, count - 1));
     std::lock_guard lock(creation);
     auto& slot = contexts[static_cast<std::size_t>(ordinal)];
     if (CudaContext* existing = slot.load(std::memory_order_acquire)) return *existing;
@@ -90,7 +91,8 @@ CudaContext::CudaContext(int ordinal) : impl_(std::make_unique<Impl>(kernel_regi
     s.arch = attribute(s.device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
              attribute(s.device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     s.multiprocessors = attribute(s.device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    s.shared_optin = static_cast<std::size_t>(attribute(s.device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+    s.shared_optin =
+        static_cast<std::size_t>(attribute(s.device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
     char name[256] = {};
     TROPICAL_CU(cuDeviceGetName(name, sizeof name, s.device));
     s.name = name;

@@ -92,7 +92,7 @@ void backward_band(const detail::Request& q, const detail::Shape& s, std::int64_
 
 void run_backward(const detail::Request& q, const detail::Shape& s, int threads) {
     const bool of_a = q.operation == detail::Operation::BackwardA;
-    const std::int64_t lines = of_a ? s.m : s.n;  // rows of grad_A, or columns of grad_B
+    const std::int64_t lines = of_a ? s.m : s.n;         // rows of grad_A, or columns of grad_B
     if (q.batch == 0 || lines == 0 || s.k == 0) return;  // a gradient without elements
     const double work = double(q.batch) * double(lines) * double(std::max(s.k, of_a ? s.n : s.m));
     const int used = threads_for(work, kElementsPerThread, threads);

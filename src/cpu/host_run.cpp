@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <tropical/error.hpp>
+#include <tropical/host.hpp>
 #include "cpu/host.hpp"
 #include "cpu/targets.hpp"
 #include "cpu/thread_pool.hpp"
-#include <tropical/error.hpp>
-#include <tropical/host.hpp>
 
 namespace tropical::cpu {
 namespace {

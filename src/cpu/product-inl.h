@@ -91,8 +91,7 @@ HWY_INLINE void StoreTile(D d, const hn::TFromD<D>* HWY_RESTRICT acc, const Tile
 
 // A tile's best values and their k into C and the argmax.
 template <class R, int NR, class T, class TI>
-HWY_INLINE void StoreArgmaxTile(const T* HWY_RESTRICT values, const TI* HWY_RESTRICT indices,
-                                const TileTarget<T>& to) {
+HWY_INLINE void StoreArgmaxTile(const T* HWY_RESTRICT values, const TI* HWY_RESTRICT indices, const TileTarget<T>& to) {
     for (std::int64_t i = 0; i < to.rows; ++i) {
         for (std::int64_t j = 0; j < to.cols; ++j) {
             T& out = to.c[i * to.rs + j * to.cs];

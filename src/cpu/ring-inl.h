@@ -86,9 +86,13 @@ struct MaxPlusFloat : FloatRing<T, true> {
     // NaN, or +inf, which meets the zero -inf of the other operand (or of the padding) in a NaN.
     static bool Unsafe(T x) { return !(x < kInfinity<T>); }
     template <class V>
-    static HWY_INLINE V Times(V a, V b) { return hn::Add(a, b); }
+    static HWY_INLINE V Times(V a, V b) {
+        return hn::Add(a, b);
+    }
     template <class D>
-    static HWY_INLINE hn::Vec<D> Finish(D, hn::Vec<D> acc) { return acc; }
+    static HWY_INLINE hn::Vec<D> Finish(D, hn::Vec<D> acc) {
+        return acc;
+    }
     static T Finish(T acc) { return acc; }
 };
 
@@ -98,9 +102,13 @@ struct MinPlusFloat : FloatRing<T, false> {
     static T Init() { return Zero(); }
     static bool Unsafe(T x) { return !(x > -kInfinity<T>); }
     template <class V>
-    static HWY_INLINE V Times(V a, V b) { return hn::Add(a, b); }
+    static HWY_INLINE V Times(V a, V b) {
+        return hn::Add(a, b);
+    }
     template <class D>
-    static HWY_INLINE hn::Vec<D> Finish(D, hn::Vec<D> acc) { return acc; }
+    static HWY_INLINE hn::Vec<D> Finish(D, hn::Vec<D> acc) {
+        return acc;
+    }
     static T Finish(T acc) { return acc; }
 };
 
@@ -112,9 +120,13 @@ struct MaxMulFloat : FloatRing<T, true> {
     static T Init() { return Zero(); }
     static bool Unsafe(T x) { return !(x < kInfinity<T> && x > -kInfinity<T>); }
     template <class V>
-    static HWY_INLINE V Times(V a, V b) { return hn::Mul(a, b); }
+    static HWY_INLINE V Times(V a, V b) {
+        return hn::Mul(a, b);
+    }
     template <class D>
-    static HWY_INLINE hn::Vec<D> Finish(D d, hn::Vec<D> acc) { return hn::Add(acc, hn::Zero(d)); }
+    static HWY_INLINE hn::Vec<D> Finish(D d, hn::Vec<D> acc) {
+        return hn::Add(acc, hn::Zero(d));
+    }
     static T Finish(T acc) { return acc + T(0); }
 };
 
@@ -136,7 +148,9 @@ struct IntRing : Order<T, kMax> {
     static constexpr bool kTimesDropsNaN = false;
     static bool Unsafe(T) { return false; }
     template <class V>
-    static HWY_INLINE V Times(V a, V b) { return hn::Add(a, b); }
+    static HWY_INLINE V Times(V a, V b) {
+        return hn::Add(a, b);
+    }
 };
 
 template <class T>
@@ -205,7 +219,9 @@ struct MaxMulInt : IntRing<T, true> {
         else return hn::Mul(a, b);
     }
     template <class D>
-    static HWY_INLINE hn::Vec<D> Finish(D, hn::Vec<D> acc) { return acc; }
+    static HWY_INLINE hn::Vec<D> Finish(D, hn::Vec<D> acc) {
+        return acc;
+    }
     static T Finish(T acc) { return acc; }
 };
 
@@ -237,7 +253,9 @@ struct BottleneckRing : Order<T, kMax> {
         else return hn::Max(a, b);
     }
     template <class D>
-    static HWY_INLINE hn::Vec<D> Finish(D, hn::Vec<D> acc) { return acc; }
+    static HWY_INLINE hn::Vec<D> Finish(D, hn::Vec<D> acc) {
+        return acc;
+    }
     static T Finish(T acc) { return acc; }
 };
 

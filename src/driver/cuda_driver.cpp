@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <tropical/error.hpp>
 #include "util/dynamic_library.hpp"
 #include "util/load_once.hpp"
-#include <tropical/error.hpp>
 
 namespace tropical::detail {
 namespace {
@@ -15,10 +15,10 @@ namespace {
 constexpr int kRequestedAbi = 12000;
 
 [[noreturn]] void throw_no_driver(const std::string& what, const std::vector<std::string>& failures) {
-    throw NoDriver(fmt::format(
-        "no usable CUDA driver: {}.\nLooked for libcuda.so.1 in:\n{}"
-        "Install the NVIDIA driver (it provides libcuda.so.1), or set {} to the full path of libcuda.so.1.",
-        what, describe_failures(failures), kDriverPathVariable));
+    throw NoDriver(
+        fmt::format("no usable CUDA driver: {}.\nLooked for libcuda.so.1 in:\n{}"
+                    "Install the NVIDIA driver (it provides libcuda.so.1), or set {} to the full path of libcuda.so.1.",
+                    what, describe_failures(failures), kDriverPathVariable));
 }
 
 }  // namespace
@@ -33,19 +33,18 @@ DriverApi load_driver(const std::string& override_path) {
 
     auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(library.symbol("cuGetProcAddress_v2"));
     if (!get_proc)
-        throw_no_driver(fmt::format("{} has no cuGetProcAddress_v2; the driver is older than CUDA 12.0",
-                                    library.path()),
-                        {});
+        throw_no_driver(
+            fmt::format("{} has no cuGetProcAddress_v2; the driver is older than CUDA 12.0", library.path()), {});
 
     DriverApi api;
     api.library_path = library.path();
-#define TROPICAL_LOAD(name, version)                                                                          \
-    {                                                                                                         \
-        CUdriverProcAddressQueryResult found{};                                                               \
-        void* fn = nullptr;                                                                                   \
+#define TROPICAL_LOAD(name, version)                                                                         \
+    {                                                                                                        \
+        CUdriverProcAddressQueryResult found{};                                                              \
+        void* fn = nullptr;                                                                                  \
         if (get_proc(#name, &fn, kRequestedAbi, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS || !fn) \
             throw_no_driver(fmt::format("{} does not provide {}", library.path(), #name), {});               \
-        api.name = reinterpret_cast<PFN_##name##_v##version>(fn);                                             \
+        api.name = reinterpret_cast<PFN_##name##_v##version>(fn);                                            \
     }
     TROPICAL_DRIVER_FUNCTIONS(TROPICAL_LOAD)
 #undef TROPICAL_LOAD
@@ -55,12 +54,13 @@ DriverApi load_driver(const std::string& override_path) {
         api.cuGetErrorName(r, &name);
         const std::string description = name ? name : std::to_string(static_cast<int>(r));
         if (r == CUDA_ERROR_NO_DEVICE)
-            throw NoDevice(fmt::format("the CUDA driver ({}) found no CUDA device: cuInit returned {}",
-                                       library.path(), description),
+            throw NoDevice(fmt::format("the CUDA driver ({}) found no CUDA device: cuInit returned {}", library.path(),
+                                       description),
                            r);
-        throw NoDriver(fmt::format("the CUDA driver at {} failed to initialise: cuInit returned {}. Check that "
-                                   "the NVIDIA kernel module is loaded and matches the driver library.",
-                                   library.path(), description));
+        throw NoDriver(
+            fmt::format("the CUDA driver at {} failed to initialise: cuInit returned {}. Check that "
+                        "the NVIDIA kernel module is loaded and matches the driver library.",
+                        library.path(), description));
     }
     return api;
 }

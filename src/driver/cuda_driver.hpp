@@ -10,51 +10,51 @@
 
 namespace tropical::detail {
 
-#define TROPICAL_DRIVER_FUNCTIONS(X)                  \
-    X(cuInit, 2000)                                   \
-    X(cuDriverGetVersion, 2020)                       \
-    X(cuGetErrorName, 6000)                           \
-    X(cuGetErrorString, 6000)                         \
-    X(cuDeviceGetCount, 2000)                         \
-    X(cuDeviceGet, 2000)                              \
-    X(cuDeviceGetName, 2000)                          \
-    X(cuDeviceGetAttribute, 2000)                     \
-    X(cuDevicePrimaryCtxRetain, 7000)                 \
-    X(cuDevicePrimaryCtxRelease, 11000)               \
-    X(cuCtxCreate, 11040)                             \
-    X(cuCtxDestroy, 4000)                             \
-    X(cuCtxGetCurrent, 4000)                          \
-    X(cuCtxSetCurrent, 4000)                          \
-    X(cuCtxPushCurrent, 4000)                         \
-    X(cuCtxPopCurrent, 4000)                          \
-    X(cuCtxGetDevice, 2000)                           \
-    X(cuCtxSynchronize, 2000)                         \
-    X(cuModuleLoadData, 2000)                         \
-    X(cuModuleUnload, 2000)                           \
-    X(cuModuleGetFunction, 2000)                      \
-    X(cuFuncSetAttribute, 9000)                       \
-    X(cuFuncGetAttribute, 2020)                       \
-    X(cuLaunchKernel, 4000)                           \
-    X(cuMemAlloc, 3020)                               \
-    X(cuMemFree, 3020)                                \
-    X(cuMemGetInfo, 3020)                             \
-    X(cuMemcpyHtoD, 3020)                             \
-    X(cuMemcpyDtoH, 3020)                             \
-    X(cuMemcpyDtoD, 3020)                             \
-    X(cuMemcpyHtoDAsync, 3020)                        \
-    X(cuMemcpyDtoHAsync, 3020)                        \
-    X(cuMemsetD8Async, 3020)                          \
-    X(cuMemsetD32Async, 3020)                         \
-    X(cuMemsetD2D32Async, 3020)                       \
-    X(cuPointerGetAttributes, 7000)                   \
-    X(cuStreamCreate, 2000)                           \
-    X(cuStreamDestroy, 4000)                          \
-    X(cuStreamSynchronize, 2000)                      \
-    X(cuStreamGetCtx, 9020)                           \
-    X(cuEventCreate, 2000)                            \
-    X(cuEventDestroy, 4000)                           \
-    X(cuEventRecord, 2000)                            \
-    X(cuEventSynchronize, 2000)                       \
+#define TROPICAL_DRIVER_FUNCTIONS(X)    \
+    X(cuInit, 2000)                     \
+    X(cuDriverGetVersion, 2020)         \
+    X(cuGetErrorName, 6000)             \
+    X(cuGetErrorString, 6000)           \
+    X(cuDeviceGetCount, 2000)           \
+    X(cuDeviceGet, 2000)                \
+    X(cuDeviceGetName, 2000)            \
+    X(cuDeviceGetAttribute, 2000)       \
+    X(cuDevicePrimaryCtxRetain, 7000)   \
+    X(cuDevicePrimaryCtxRelease, 11000) \
+    X(cuCtxCreate, 11040)               \
+    X(cuCtxDestroy, 4000)               \
+    X(cuCtxGetCurrent, 4000)            \
+    X(cuCtxSetCurrent, 4000)            \
+    X(cuCtxPushCurrent, 4000)           \
+    X(cuCtxPopCurrent, 4000)            \
+    X(cuCtxGetDevice, 2000)             \
+    X(cuCtxSynchronize, 2000)           \
+    X(cuModuleLoadData, 2000)           \
+    X(cuModuleUnload, 2000)             \
+    X(cuModuleGetFunction, 2000)        \
+    X(cuFuncSetAttribute, 9000)         \
+    X(cuFuncGetAttribute, 2020)         \
+    X(cuLaunchKernel, 4000)             \
+    X(cuMemAlloc, 3020)                 \
+    X(cuMemFree, 3020)                  \
+    X(cuMemGetInfo, 3020)               \
+    X(cuMemcpyHtoD, 3020)               \
+    X(cuMemcpyDtoH, 3020)               \
+    X(cuMemcpyDtoD, 3020)               \
+    X(cuMemcpyHtoDAsync, 3020)          \
+    X(cuMemcpyDtoHAsync, 3020)          \
+    X(cuMemsetD8Async, 3020)            \
+    X(cuMemsetD32Async, 3020)           \
+    X(cuMemsetD2D32Async, 3020)         \
+    X(cuPointerGetAttributes, 7000)     \
+    X(cuStreamCreate, 2000)             \
+    X(cuStreamDestroy, 4000)            \
+    X(cuStreamSynchronize, 2000)        \
+    X(cuStreamGetCtx, 9020)             \
+    X(cuEventCreate, 2000)              \
+    X(cuEventDestroy, 4000)             \
+    X(cuEventRecord, 2000)              \
+    X(cuEventSynchronize, 2000)         \
     X(cuEventElapsedTime, 2000)
 
 struct DriverApi {
@@ -84,9 +84,9 @@ std::string describe(CUresult result);
 }  // namespace tropical::detail
 
 // Checks a driver call: TROPICAL_CU(cuMemAlloc(&ptr, bytes)) calls driver().cuMemAlloc(...).
-#define TROPICAL_CU(call)                                                                       \
-    do {                                                                                        \
-        const CUresult tropical_cu_result_ = ::tropical::detail::driver().call;                 \
-        if (tropical_cu_result_ != CUDA_SUCCESS)                                                \
+#define TROPICAL_CU(call)                                                                         \
+    do {                                                                                          \
+        const CUresult tropical_cu_result_ = ::tropical::detail::driver().call;                   \
+        if (tropical_cu_result_ != CUDA_SUCCESS)                                                  \
             ::tropical::detail::throw_cuda_error(tropical_cu_result_, #call, __FILE__, __LINE__); \
     } while (0)

@@ -1,14 +1,15 @@
 #include <fmt/format.h>
 
-#include "context/scoped_context.hpp"
-#include "driver/cuda_driver.hpp"
 #include <tropical/context.hpp>
 #include <tropical/device_buffer.hpp>
 #include <tropical/error.hpp>
+#include "context/scoped_context.hpp"
+#include "driver/cuda_driver.hpp"
 
 namespace tropical::detail {
 
-DeviceAllocation::DeviceAllocation(std::size_t bytes, int device) : memory_(nullptr, DeviceFree{device}), bytes_(bytes), device_(device) {
+DeviceAllocation::DeviceAllocation(std::size_t bytes, int device)
+    : memory_(nullptr, DeviceFree{device}), bytes_(bytes), device_(device) {
     if (bytes == 0) return;
     auto& context = CudaContext::for_device(device);
     ScopedContext current(context.primary_context());
@@ -38,7 +39,8 @@ void DeviceFree::operator()(void* pointer) const noexcept {
 void DeviceAllocation::copy_from_host(const void* source, std::size_t bytes, std::size_t offset) {
     if (bytes == 0) return;
     if (offset > bytes_ || bytes > bytes_ - offset)
-        throw InvalidArgument(fmt::format("upload of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
+        throw InvalidArgument(
+            fmt::format("upload of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
     ScopedContext current(CudaContext::for_device(device_).primary_context());
     TROPICAL_CU(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(data()) + offset, source, bytes));
 }
@@ -46,7 +48,8 @@ void DeviceAllocation::copy_from_host(const void* source, std::size_t bytes, std
 void DeviceAllocation::copy_to_host(void* destination, std::size_t bytes, std::size_t offset) const {
     if (bytes == 0) return;
     if (offset > bytes_ || bytes > bytes_ - offset)
-        throw InvalidArgument(fmt::format("download of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
+        throw InvalidArgument(
+            fmt::format("download of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
     ScopedContext current(CudaContext::for_device(device_).primary_context());
     TROPICAL_CU(cuMemcpyDtoH(destination, reinterpret_cast<CUdeviceptr>(data()) + offset, bytes));
 }

@@ -16,8 +16,8 @@ int device_of(const ValidatedRequest& v) {
         int ordinal = -1;
         CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
         void* values[] = {&memory_type, &ordinal};
-        const CUresult r = driver().cuPointerGetAttributes(2, attributes, values,
-                                                           reinterpret_cast<CUdeviceptr>(u.ref->data));
+        const CUresult r =
+            driver().cuPointerGetAttributes(2, attributes, values, reinterpret_cast<CUdeviceptr>(u.ref->data));
         if (r != CUDA_SUCCESS || (memory_type != CU_MEMORYTYPE_DEVICE && memory_type != CU_MEMORYTYPE_UNIFIED))
             throw InvalidArgument(fmt::format(
                 "{} ({}) is not device memory{}: tropical-gemm reads and writes GPU memory only; allocate it with "
@@ -27,9 +27,10 @@ int device_of(const ValidatedRequest& v) {
             device = ordinal;
             first = u.name;
         } else if (ordinal != device) {
-            throw InvalidArgument(fmt::format("{} is on CUDA device {} but {} is on device {}: all operands of one "
-                                              "product must be on the same device",
-                                              u.name, ordinal, first, device));
+            throw InvalidArgument(
+                fmt::format("{} is on CUDA device {} but {} is on device {}: all operands of one "
+                            "product must be on the same device",
+                            u.name, ordinal, first, device));
         }
     }
     return device < 0 ? 0 : device;
@@ -39,9 +40,10 @@ void check_stream(CUstream stream, const CudaContext& context) {
     if (stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) return;
     CUcontext owner = nullptr;
     if (const CUresult r = driver().cuStreamGetCtx(stream, &owner); r != CUDA_SUCCESS)
-        throw InvalidArgument(fmt::format("options.stream ({}) is not a usable CUDA stream ({}): was it destroyed? "
-                                          "Pass a live stream, or nullptr for the default stream",
-                                          static_cast<void*>(stream), describe(r)));
+        throw InvalidArgument(
+            fmt::format("options.stream ({}) is not a usable CUDA stream ({}): was it destroyed? "
+                        "Pass a live stream, or nullptr for the default stream",
+                        static_cast<void*>(stream), describe(r)));
     if (owner != context.primary_context())
         throw InvalidArgument(fmt::format(
             "options.stream ({}) belongs to another CUDA context than the primary context of device {}, where the "

@@ -1,8 +1,8 @@
 #pragma once
 #include <cuda.h>
 
-#include "gemm/validate.hpp"
 #include <tropical/context.hpp>
+#include "gemm/validate.hpp"
 
 namespace tropical::detail {
 

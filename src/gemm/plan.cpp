@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "catalogue/catalogue.hpp"
 #include <tropical/error.hpp>
+#include "catalogue/catalogue.hpp"
 
 namespace tropical::detail {
 namespace {

@@ -6,10 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <tropical/kernels.hpp>
 #include "gemm/request.hpp"
 #include "gemm/validate.hpp"
 #include "kernel_params.h"
-#include <tropical/kernels.hpp>
 
 namespace tropical::detail {
 
@@ -48,8 +48,8 @@ struct LaunchPlan {
     // Written before the launch, with memsets on its stream: C with the semiring's zero (split-K
     // combines its chunks into it), or the gradient with zeros (a backward pass that adds).
     enum class Fill : std::uint8_t { None, ResultWithZero, GradientWithZero } fill = Fill::None;
-    bool launch = true;  // false: the fill is the whole answer (a backward pass with M or N = 0)
-    TgGemmParams product{};      // the parameters of a product kernel,
+    bool launch = true;           // false: the fill is the whole answer (a backward pass with M or N = 0)
+    TgGemmParams product{};       // the parameters of a product kernel,
     TgBackwardParams backward{};  // or of a backward one
 };
 

@@ -2,6 +2,8 @@
 #include <bit>
 #include <cstdint>
 
+#include <tropical/context.hpp>
+#include <tropical/gemm.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 #include "gemm/device_check.hpp"
@@ -9,8 +11,6 @@
 #include "gemm/request.hpp"
 #include "gemm/validate.hpp"
 #include "reference/reference.hpp"
-#include <tropical/context.hpp>
-#include <tropical/gemm.hpp>
 
 namespace tropical::detail {
 namespace {
@@ -18,7 +18,8 @@ namespace {
 // Every element of operand g (batch matrices of element_size bytes) set to copies of the 32-bit
 // `word`, leaving the padding between its lines and matrices alone: one 2-D memset where the
 // matrices follow each other, else one per matrix.
-void fill_words(const OperandRef& g, std::size_t element_size, std::int64_t batch, std::uint32_t word, CUstream stream) {
+void fill_words(const OperandRef& g, std::size_t element_size, std::int64_t batch, std::uint32_t word,
+                CUstream stream) {
     const bool row_major = g.layout == Layout::RowMajor;
     const std::int64_t lines = row_major ? g.rows : g.cols;  // rows of memory
     const std::int64_t width = row_major ? g.cols : g.rows;  // elements per line
@@ -65,8 +66,7 @@ void run(const Request& q) {
     auto& context = CudaContext::for_device(device_known ? q.options.device : device_of(v));
     auto stream = reinterpret_cast<CUstream>(q.options.stream);
     if (!device_known) check_stream(stream, context);  // before a kernel is compiled for nothing
-    const LaunchPlan p =
-        plan(q, v.shape, {context.multiprocessor_count(), context.shared_memory_per_block_optin()});
+    const LaunchPlan p = plan(q, v.shape, {context.multiprocessor_count(), context.shared_memory_per_block_optin()});
     CUfunction function = context.kernel(*p.choice.kernel);
     ScopedContext current(context.primary_context());
     launch(p, q, function, stream);

@@ -43,7 +43,8 @@ Extent extent_of(const UsedOperand& u, std::int64_t batch) {
     if (r.rows == 0 || r.cols == 0 || batch == 0) return {};
     const std::int64_t rs = r.layout == Layout::RowMajor ? r.ld : 1;
     const std::int64_t cs = r.layout == Layout::RowMajor ? 1 : r.ld;
-    const std::int64_t last = checked_add(checked_mul(r.rows - 1, rs, u.name), checked_mul(r.cols - 1, cs, u.name), u.name);
+    const std::int64_t last =
+        checked_add(checked_mul(r.rows - 1, rs, u.name), checked_mul(r.cols - 1, cs, u.name), u.name);
     const std::int64_t one = checked_add(last, 1, u.name);
     const std::int64_t all = checked_add(one, checked_mul(batch - 1, r.batch_stride, u.name), u.name);
     checked_mul(all, static_cast<std::int64_t>(u.element_size), u.name);
@@ -55,18 +56,20 @@ void check_operand(const UsedOperand& u, std::int64_t rows, std::int64_t cols, s
     if (r.rows != rows || r.cols != cols)
         invalid(fmt::format("{} is {}x{} but must be {}x{} here", u.name, r.rows, r.cols, rows, cols));
     if (r.layout != Layout::RowMajor && r.layout != Layout::ColMajor)
-        invalid(fmt::format("{} has an unknown layout ({}); use row-major or column-major", u.name, static_cast<int>(r.layout)));
+        invalid(fmt::format("{} has an unknown layout ({}); use row-major or column-major", u.name,
+                            static_cast<int>(r.layout)));
     const bool empty = rows == 0 || cols == 0 || batch == 0;
     if (!empty) {
         const std::int64_t minimum = r.layout == Layout::RowMajor ? cols : rows;
         if (r.ld < minimum)
             invalid(fmt::format("{} is {} with {} {}, so its leading dimension must be at least {}; it is {}", u.name,
-                                to_string(r.layout), minimum, r.layout == Layout::RowMajor ? "columns" : "rows", minimum, r.ld));
-        if (r.data == nullptr)
-            invalid(fmt::format("{} is a null pointer but has {}x{} elements", u.name, rows, cols));
+                                to_string(r.layout), minimum, r.layout == Layout::RowMajor ? "columns" : "rows",
+                                minimum, r.ld));
+        if (r.data == nullptr) invalid(fmt::format("{} is a null pointer but has {}x{} elements", u.name, rows, cols));
     }
     if (r.batch_stride < 0)
-        invalid(fmt::format("{} has a negative batch stride ({}); batch strides are 0 (broadcast) or positive", u.name, r.batch_stride));
+        invalid(fmt::format("{} has a negative batch stride ({}); batch strides are 0 (broadcast) or positive", u.name,
+                            r.batch_stride));
 }
 
 // The bytes [begin, end) an operand covers, as integers: pointer arithmetic beyond an allocation
@@ -102,12 +105,14 @@ ValidatedRequest validate(const Request& q) {
     const std::size_t index = sizeof(std::int32_t);
     const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
     if (backward && !is_floating(q.dtype))
-        throw Unsupported(fmt::format("backward is implemented for f32 and f64, not {}: gradients of integer products "
-                                      "are not defined; convert the operands to floating point",
-                                      to_string(q.dtype)));
+        throw Unsupported(
+            fmt::format("backward is implemented for f32 and f64, not {}: gradients of integer products "
+                        "are not defined; convert the operands to floating point",
+                        to_string(q.dtype)));
     if (q.operation == Operation::GemmArgmax && q.options.accumulate)
-        throw Unsupported("gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
-                          "compute into a fresh C (accumulate = false)");
+        throw Unsupported(
+            "gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
+            "compute into a fresh C (accumulate = false)");
 
     ValidatedRequest v;
     auto use = [&](const char* name, const OperandRef& ref, std::size_t size, bool output) -> const UsedOperand& {
@@ -129,7 +134,8 @@ ValidatedRequest validate(const Request& q) {
         check_operand(use("C", q.c, t, true), s.m, s.n, q.batch);
         check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
         check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
-        if (q.operation == Operation::GemmArgmax) check_operand(use("argmax", q.argmax, index, true), s.m, s.n, q.batch);
+        if (q.operation == Operation::GemmArgmax)
+            check_operand(use("argmax", q.argmax, index, true), s.m, s.n, q.batch);
         break;
     case Operation::BackwardA:
     case Operation::BackwardB: {
@@ -146,7 +152,8 @@ ValidatedRequest validate(const Request& q) {
     }
     default: invalid(fmt::format("unknown operation ({})", static_cast<int>(q.operation)));
     }
-    if (s.m < 0 || s.n < 0 || s.k < 0) invalid(fmt::format("sizes must be 0 or more; got M={}, N={}, K={}", s.m, s.n, s.k));
+    if (s.m < 0 || s.n < 0 || s.k < 0)
+        invalid(fmt::format("sizes must be 0 or more; got M={}, N={}, K={}", s.m, s.n, s.k));
     if ((q.operation == Operation::GemmArgmax || backward) && s.k > INT32_MAX)
         invalid(fmt::format("K = {} does not fit the int32 argmax indices; split the product along K", s.k));
     // The backward kernels walk all M x N x batch entries of grad_C with one 64-bit index.
@@ -159,16 +166,17 @@ ValidatedRequest validate(const Request& q) {
         extents[i] = extent_of(u, q.batch);
         ranges[i] = bytes_of(u, extents[i]);
         if (u.output && q.batch > 1 && u.ref->batch_stride < extents[i].one)
-            invalid(fmt::format("{}'s batch stride is {} elements, less than one {} matrix spans ({}): the products "
-                                "of the batch would overwrite each other",
-                                u.name, u.ref->batch_stride, u.name, extents[i].one));
+            invalid(
+                fmt::format("{}'s batch stride is {} elements, less than one {} matrix spans ({}): the products "
+                            "of the batch would overwrite each other",
+                            u.name, u.ref->batch_stride, u.name, extents[i].one));
     }
     for (int i = 0; i < v.operand_count; ++i)
         for (int j = 0; j < v.operand_count; ++j)
-            if (i != j && v.operands[i].output && (j > i || !v.operands[j].output) &&
-                overlaps(ranges[i], ranges[j]))
-                invalid(fmt::format("{} overlaps {} in memory: an output of {} must not share memory with another operand",
-                                    v.operands[i].name, v.operands[j].name, operation_name(q.operation)));
+            if (i != j && v.operands[i].output && (j > i || !v.operands[j].output) && overlaps(ranges[i], ranges[j]))
+                invalid(
+                    fmt::format("{} overlaps {} in memory: an output of {} must not share memory with another operand",
+                                v.operands[i].name, v.operands[j].name, operation_name(q.operation)));
     return v;
 }
 

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <tropical/error.hpp>
 #include "cache/cache_settings.hpp"
 #include "cache/identity_record.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/nvrtc_library.hpp"
 #include "util/warnings.hpp"
-#include <tropical/error.hpp>
 
 namespace tropical::detail {
 namespace {

@@ -13,17 +13,17 @@
 #include <utility>
 #include <vector>
 
+#include <tropical/cache.hpp>
+#include <tropical/kernels.hpp>
 #include "cache/cache_key.hpp"
 #include "cache/cache_store.hpp"
 #include "cache/entry_format.hpp"
 #include "nvrtc/compiler.hpp"
-#include <tropical/cache.hpp>
-#include <tropical/kernels.hpp>
 
 namespace tropical::detail {
 
 struct KernelBinary {
-    std::vector<std::byte> image;  // what cuModuleLoadData takes: a CUBIN, or NUL-terminated PTX
+    std::vector<std::byte> image;       // what cuModuleLoadData takes: a CUBIN, or NUL-terminated PTX
     EntryKind kind = EntryKind::Cubin;  // Cubin, or PtxForJit for a device newer than the compiler
     bool from_disk = false;
     // Compiled here: whether it reached the disk cache, and if not, why (what was refused or failed).

@@ -3,13 +3,13 @@
 // the cache store, with the trust rules the library loads with.
 #include <fmt/format.h>
 
+#include <tropical/cache.hpp>
+#include <tropical/context.hpp>
+#include <tropical/error.hpp>
 #include "cache/cache_layout.hpp"
 #include "cache/cache_store.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
-#include <tropical/cache.hpp>
-#include <tropical/context.hpp>
-#include <tropical/error.hpp>
 
 namespace tropical {
 

@@ -8,11 +8,11 @@
 
 #include <fmt/format.h>
 
+#include <tropical/cache.hpp>
+#include <tropical/error.hpp>
 #include "driver/cuda_driver.hpp"
 #include "loader/kernel_binaries.hpp"
 #include "nvrtc/nvrtc_library.hpp"
-#include <tropical/cache.hpp>
-#include <tropical/error.hpp>
 
 namespace tropical {
 namespace fs = std::filesystem;
@@ -65,9 +65,10 @@ std::shared_ptr<KernelBinaries> binaries_for(const CacheSettings& settings) {
     if (why.refused)
         throw CacheNotWritable(fmt::format("the kernel cache folder {} is not used: {}. To fix it: {}.",
                                            directory.string(), why.problem, why.fix));
-    throw CacheNotWritable(fmt::format("cannot write kernels to the cache folder {}: {}. Choose a writable folder "
-                                       "(TROPICAL_GEMM_CACHE_DIR).",
-                                       directory.string(), why.problem));
+    throw CacheNotWritable(
+        fmt::format("cannot write kernels to the cache folder {}: {}. Choose a writable folder "
+                    "(TROPICAL_GEMM_CACHE_DIR).",
+                    directory.string(), why.problem));
 }
 
 bool from_registry(const KernelInfo& kernel) {
@@ -124,13 +125,15 @@ WarmTargets warm_targets(const std::vector<int>& requested, bool every_known) {
         try {
             local = device_architectures();
         } catch (const NoDriver& e) {
-            throw NoDriver(fmt::format("there is no CUDA GPU here to warm the cache for, so name the architectures to "
-                                       "compile for (such as sm_80 and sm_90). Why no GPU: {}",
-                                       e.what()));
+            throw NoDriver(
+                fmt::format("there is no CUDA GPU here to warm the cache for, so name the architectures to "
+                            "compile for (such as sm_80 and sm_90). Why no GPU: {}",
+                            e.what()));
         }
         if (local.empty())
-            throw NoDevice("this machine has no CUDA GPU to warm the cache for: name the architectures to compile for "
-                           "(such as sm_80 and sm_90)");
+            throw NoDevice(
+                "this machine has no CUDA GPU to warm the cache for: name the architectures to compile for "
+                "(such as sm_80 and sm_90)");
         return {unique(local), {}};
     }
     for (int arch : requested)
@@ -162,8 +165,9 @@ WarmResult warm_kernel(const CacheSettings& settings, const KernelInfo& kernel, 
                                           reason.empty() ? "" : " (the environment says: " + reason + ")"));
     }
     if (settings.root.empty())
-        throw InvalidArgument("no kernel cache folder: the settings name none (set TROPICAL_GEMM_CACHE_DIR, "
-                              "XDG_CACHE_HOME or HOME)");
+        throw InvalidArgument(
+            "no kernel cache folder: the settings name none (set TROPICAL_GEMM_CACHE_DIR, "
+            "XDG_CACHE_HOME or HOME)");
     if (arch <= 0) throw InvalidArgument(fmt::format("cannot warm kernels for sm_{}: not an architecture", arch));
     if (!from_registry(kernel))
         throw InvalidArgument(

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <tropical/error.hpp>
 #include "nvrtc/compiler.hpp"
 #include "nvrtc/nvrtc_library.hpp"
-#include <tropical/error.hpp>
 
 namespace tropical::detail {
 namespace {

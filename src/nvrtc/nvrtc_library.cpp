@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "util/load_once.hpp"
 #include <tropical/error.hpp>
+#include "util/load_once.hpp"
 
 namespace tropical::detail {
 namespace {
@@ -98,12 +98,13 @@ NvrtcApi load_nvrtc(const std::string& override_path) {
 
     NvrtcApi api;
     api.library_path = library.path();
-#define TROPICAL_BIND(name)                                                                               \
-    api.name = reinterpret_cast<decltype(api.name)>(library.symbol(#name));                              \
-    if (!api.name)                                                                                        \
-        throw NoCompiler(fmt::format("{} is not a usable NVRTC library: it has no {}. Point {} at the "   \
-                                     "libnvrtc.so of a CUDA 12 or 13 toolkit.",                           \
-                                     library.path(), #name, kNvrtcPathVariable));
+#define TROPICAL_BIND(name)                                                                \
+    api.name = reinterpret_cast<decltype(api.name)>(library.symbol(#name));                \
+    if (!api.name)                                                                         \
+        throw NoCompiler(                                                                  \
+            fmt::format("{} is not a usable NVRTC library: it has no {}. Point {} at the " \
+                        "libnvrtc.so of a CUDA 12 or 13 toolkit.",                         \
+                        library.path(), #name, kNvrtcPathVariable));
     TROPICAL_NVRTC_FUNCTIONS(TROPICAL_BIND)
 #undef TROPICAL_BIND
 

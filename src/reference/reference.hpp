@@ -50,9 +50,7 @@ struct HostView {
 
     T& operator()(std::int64_t i, std::int64_t j) const { return data[i * row_stride + j * col_stride]; }
 
-    operator HostView<const T>() const
-        requires(!std::is_const_v<T>)
-    {
+    operator HostView<const T>() const requires(!std::is_const_v<T>) {
         return {data, rows, cols, row_stride, col_stride};
     }
 };

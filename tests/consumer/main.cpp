@@ -33,7 +33,8 @@ int main() {
     check(kernel != nullptr, "find_kernel(Gemm, Tiled, f32, maxplus) finds a kernel");
     if (kernel) {
         check(tropical::find_kernel(kernel->name) == kernel, "find_kernel by name finds the same kernel");
-        std::printf("consumer: f32 max-plus product: %.*s\n", static_cast<int>(kernel->name.size()), kernel->name.data());
+        std::printf("consumer: f32 max-plus product: %.*s\n", static_cast<int>(kernel->name.size()),
+                    kernel->name.data());
     }
     check(tropical::find_kernel("no_such_kernel") == nullptr, "an unknown name finds nothing");
 
@@ -41,7 +42,8 @@ int main() {
     float* fake = reinterpret_cast<float*>(std::uintptr_t{1} << 40);
     try {
         tropical::gemm<tropical::MaxPlus>(tropical::row_major<const float>(fake, 4, 3),
-                                          tropical::row_major<const float>(fake, 5, 2), tropical::row_major(fake, 4, 2));
+                                          tropical::row_major<const float>(fake, 5, 2),
+                                          tropical::row_major(fake, 4, 2));
         check(false, "mismatched shapes throw");
     } catch (const tropical::InvalidArgument& e) {
         std::printf("consumer: mismatched shapes: %s\n", e.what());

@@ -2,9 +2,9 @@
  * (a C caller, ctypes), so the fuzzer passes them through C, where that is well defined. */
 #include <tropical/c_api.h>
 
-int tropical_fuzz_call_c_abi(int operation, int semiring, int dtype, const tropical_matrix* a,
-                             const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
-                             const tropical_matrix* grad, int64_t batch, const tropical_options* options) {
+int tropical_fuzz_call_c_abi(int operation, int semiring, int dtype, const tropical_matrix* a, const tropical_matrix* b,
+                             const tropical_matrix* c, const tropical_matrix* argmax, const tropical_matrix* grad,
+                             int64_t batch, const tropical_options* options) {
     const tropical_semiring s = (tropical_semiring)semiring;
     const tropical_dtype t = (tropical_dtype)dtype;
     switch (operation) {

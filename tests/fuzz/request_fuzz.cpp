@@ -7,10 +7,10 @@
 #include <cstring>
 #include <limits>
 
-#include "gemm/validate.hpp"
-#include "targets.hpp"
 #include <tropical/c_api.h>
 #include <tropical/error.hpp>
+#include "gemm/validate.hpp"
+#include "targets.hpp"
 
 extern "C" int tropical_fuzz_call_c_abi(int operation, int semiring, int dtype, const tropical_matrix* a,
                                         const tropical_matrix* b, const tropical_matrix* c,
@@ -36,9 +36,12 @@ public:
     std::int64_t count() {
         static constexpr std::int64_t kEdges[] = {std::numeric_limits<std::int64_t>::max(),
                                                   std::numeric_limits<std::int64_t>::min(),
-                                                  std::int64_t{1} << 31, (std::int64_t{1} << 32) + 1,
-                                                  std::int64_t{1} << 62, std::numeric_limits<std::int32_t>::max(),
-                                                  (std::int64_t{1} << 61) - 1, 3037000500};
+                                                  std::int64_t{1} << 31,
+                                                  (std::int64_t{1} << 32) + 1,
+                                                  std::int64_t{1} << 62,
+                                                  std::numeric_limits<std::int32_t>::max(),
+                                                  (std::int64_t{1} << 61) - 1,
+                                                  3037000500};
         const std::uint8_t b = byte();
         switch (b % 8) {
         case 5: return -1 - b / 8;
@@ -140,8 +143,13 @@ int request(const std::uint8_t* data, std::size_t size) {
     // The descriptors each operation needs (a b c argmax grad): a backward pass reads A and B by semiring
     // (MaxMul the other operand, MaxMin and MinMax both).
     const bool bottleneck = semiring == 3 || semiring == 4;
-    const char* required[] = {"11100", "11110", semiring == 2 ? "01111" : bottleneck ? "11111" : "00111",
-                              semiring == 2 ? "10111" : bottleneck ? "11111" : "00111"};
+    const char* required[] = {"11100", "11110",
+                              semiring == 2 ? "01111"
+                              : bottleneck  ? "11111"
+                                            : "00111",
+                              semiring == 2 ? "10111"
+                              : bottleneck  ? "11111"
+                                            : "00111"};
     bool comparable = semiring >= 0 && semiring < 5 && dtype >= 0 && dtype < 4;
     for (int i = 0; i < 5; ++i) {
         if (required[operation][i] == '1' && !given[i]) comparable = false;

@@ -7,11 +7,11 @@
 #include <string_view>
 #include <vector>
 
+#include <tropical/cache.hpp>
 #include "catalogue/kernel_source.hpp"
 #include "loader/kernel_binaries.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "support/fake_compiler.hpp"
-#include <tropical/cache.hpp>
 
 namespace tropical::testing {
 

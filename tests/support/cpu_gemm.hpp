@@ -7,16 +7,16 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include <tropical/host.hpp>
 #include "cpu/host.hpp"
 #include "cpu/product.hpp"
 #include "cpu/targets.hpp"
 #include "support/gemm_test_util.hpp"
-#include <tropical/host.hpp>
 
 namespace tropical::testing {
 
@@ -62,9 +62,9 @@ HostMatrix<T> host_gemm(const HostMatrix<T>& a, const HostMatrix<T>& b, const Ho
 
 template <class S, class T>
 std::pair<HostMatrix<T>, HostMatrix<std::int32_t>> host_gemm_argmax(const HostMatrix<T>& a, const HostMatrix<T>& b,
-                                                                     const HostMatrix<T>& c,
-                                                                     const HostMatrix<std::int32_t>& argmax,
-                                                                     HostLaunch launch = {}) {
+                                                                    const HostMatrix<T>& c,
+                                                                    const HostMatrix<std::int32_t>& argmax,
+                                                                    HostLaunch launch = {}) {
     std::pair<HostMatrix<T>, HostMatrix<std::int32_t>> out{poisoned(c), poisoned(argmax)};
     const host::Options options{false, launch.threads};
     if (c.count == 1 && !launch.batched_api)
@@ -104,9 +104,9 @@ HostMatrix<T> host_backward(bool for_a, const HostMatrix<T>& grad_c, const HostM
 // sizes 1, tile - 1, tile, tile + 1 and primes), around the cache blocks (K past 128, 256 and 512
 // terms, M past an A block of 252 rows), and empty ones.
 inline std::vector<Shape> edge_shapes() {
-    return {{1, 1, 1},  {5, 7, 3},   {6, 8, 2},   {7, 9, 4},    {2, 16, 5},  {3, 17, 1},  {13, 15, 11},
-            {8, 31, 6}, {12, 33, 2}, {17, 47, 3}, {25, 49, 7},  {61, 23, 13}, {4, 5, 129}, {3, 6, 257},
-            {2, 3, 513}, {9, 10, 300}, {257, 5, 3}, {0, 5, 3},  {4, 0, 3},   {4, 5, 0}};
+    return {{1, 1, 1},   {5, 7, 3},    {6, 8, 2},   {7, 9, 4},   {2, 16, 5},   {3, 17, 1},  {13, 15, 11},
+            {8, 31, 6},  {12, 33, 2},  {17, 47, 3}, {25, 49, 7}, {61, 23, 13}, {4, 5, 129}, {3, 6, 257},
+            {2, 3, 513}, {9, 10, 300}, {257, 5, 3}, {0, 5, 3},   {4, 0, 3},    {4, 5, 0}};
 }
 
 // Small problems cut into tasks as large ones are (several threads, bands of rows or columns), for

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include <tropical/gemm.hpp>
 #include "reference/reference.hpp"
 #include "support/host_matrix.hpp"
 #include "support/random_inputs.hpp"
-#include <tropical/gemm.hpp>
 
 namespace tropical::testing {
 
@@ -47,13 +47,16 @@ HostMatrix<T> reference_gemm(Semiring s, const HostMatrix<T>& a, const HostMatri
         const reference::HostView<const T> va = a.view(n), vb = b.view(n);
         const reference::HostView<T> vc = out.view(n);
         const double terms = static_cast<double>(vc.rows) * static_cast<double>(vc.cols) * static_cast<double>(va.cols);
-        const std::int64_t bands =
-            terms < 1e7 ? 1 : std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, std::max<std::int64_t>(vc.rows, 1));
+        const std::int64_t bands = terms < 1e7 ? 1
+                                               : std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1,
+                                                                          std::max<std::int64_t>(vc.rows, 1));
         std::vector<std::thread> workers;
         for (std::int64_t t = 0; t < bands; ++t) {
             const std::int64_t r0 = vc.rows * t / bands, r1 = vc.rows * (t + 1) / bands;
-            const reference::HostView<const T> band_a{va.data + r0 * va.row_stride, r1 - r0, va.cols, va.row_stride, va.col_stride};
-            const reference::HostView<T> band_c{vc.data + r0 * vc.row_stride, r1 - r0, vc.cols, vc.row_stride, vc.col_stride};
+            const reference::HostView<const T> band_a{va.data + r0 * va.row_stride, r1 - r0, va.cols, va.row_stride,
+                                                      va.col_stride};
+            const reference::HostView<T> band_c{vc.data + r0 * vc.row_stride, r1 - r0, vc.cols, vc.row_stride,
+                                                vc.col_stride};
             workers.emplace_back([=] { reference::gemm<T>(s, band_a, vb, band_c, accumulate); });
         }
         for (auto& w : workers) w.join();
@@ -63,9 +66,9 @@ HostMatrix<T> reference_gemm(Semiring s, const HostMatrix<T>& a, const HostMatri
 
 template <class S, class T>
 std::pair<HostMatrix<T>, HostMatrix<std::int32_t>> gpu_gemm_argmax(const HostMatrix<T>& a, const HostMatrix<T>& b,
-                                                                    const HostMatrix<T>& c,
-                                                                    const HostMatrix<std::int32_t>& argmax,
-                                                                    Launch launch = {}) {
+                                                                   const HostMatrix<T>& c,
+                                                                   const HostMatrix<std::int32_t>& argmax,
+                                                                   Launch launch = {}) {
     DeviceMatrix<T> da(a), db(b), dc(c);
     DeviceMatrix<std::int32_t> dm(argmax);
     dc.fill_bytes(c.poison);
@@ -77,8 +80,8 @@ std::pair<HostMatrix<T>, HostMatrix<std::int32_t>> gpu_gemm_argmax(const HostMat
 
 template <class T>
 std::pair<HostMatrix<T>, HostMatrix<std::int32_t>> reference_gemm_argmax(Semiring s, const HostMatrix<T>& a,
-                                                                          const HostMatrix<T>& b, const HostMatrix<T>& c,
-                                                                          const HostMatrix<std::int32_t>& argmax) {
+                                                                         const HostMatrix<T>& b, const HostMatrix<T>& c,
+                                                                         const HostMatrix<std::int32_t>& argmax) {
     std::pair<HostMatrix<T>, HostMatrix<std::int32_t>> out{c, argmax};
     for (std::int64_t n = 0; n < c.count; ++n)
         reference::gemm_argmax<T>(s, a.view(n), b.view(n), out.first.view(n), out.second.view(n));
@@ -126,12 +129,14 @@ HostMatrix<T> gpu_backward(bool for_a, const HostMatrix<T>& grad_c, const HostMa
     const bool single = grad.count == 1 && !launch.batched_api;
     if (for_a) {
         if (single) gemm_backward_a<S>(dg.view(), dm.view(), da.view(), db.view(), dgrad.view(), options);
-        else gemm_batched_backward_a<S>(dg.batched(), dm.batched(), da.batched(), db.batched(), dgrad.batched(),
-                                        grad.count, options);
+        else
+            gemm_batched_backward_a<S>(dg.batched(), dm.batched(), da.batched(), db.batched(), dgrad.batched(),
+                                       grad.count, options);
     } else {
         if (single) gemm_backward_b<S>(dg.view(), dm.view(), da.view(), db.view(), dgrad.view(), options);
-        else gemm_batched_backward_b<S>(dg.batched(), dm.batched(), da.batched(), db.batched(), dgrad.batched(),
-                                        grad.count, options);
+        else
+            gemm_batched_backward_b<S>(dg.batched(), dm.batched(), da.batched(), db.batched(), dgrad.batched(),
+                                       grad.count, options);
     }
     return dgrad.download();
 }
@@ -145,13 +150,15 @@ std::pair<HostMatrix<T>, HostMatrix<T>> reference_backward(Semiring s, bool for_
                                                            const HostMatrix<T>& grad, bool accumulate) {
     HostMatrix<T> expected = grad, scale = magnitudes(grad);
     if (!accumulate)
-        grad.for_each([&](std::int64_t n, std::int64_t i, std::int64_t j) { expected.at(n, i, j) = scale.at(n, i, j) = T(0); });
+        grad.for_each(
+            [&](std::int64_t n, std::int64_t i, std::int64_t j) { expected.at(n, i, j) = scale.at(n, i, j) = T(0); });
     const bool product = s == Semiring::MaxMul;
     const HostMatrix<T> abs_grad_c = magnitudes(grad_c), abs_a = product ? magnitudes(a) : a,
                         abs_b = product ? magnitudes(b) : b;
     for (std::int64_t n = 0; n < grad.count; ++n) {
         reference::backward<T>(s, for_a, grad_c.view(n), argmax.view(n), a.view(n), b.view(n), expected.view(n));
-        reference::backward<T>(s, for_a, abs_grad_c.view(n), argmax.view(n), abs_a.view(n), abs_b.view(n), scale.view(n));
+        reference::backward<T>(s, for_a, abs_grad_c.view(n), argmax.view(n), abs_a.view(n), abs_b.view(n),
+                               scale.view(n));
     }
     return {std::move(expected), std::move(scale)};
 }
@@ -192,8 +199,8 @@ inline std::string describe(const Geometries& g) {
         << ", C " << to_string(g.c.layout) << " pad " << g.c.pad << ", argmax " << to_string(g.argmax.layout) << " pad "
         << g.argmax.pad;
     if (g.c.count != 1)
-        out << "; count " << g.c.count << ", A " << (g.a.broadcast ? "broadcast" : "gap " + std::to_string(g.a.gap)) << ", B "
-            << (g.b.broadcast ? "broadcast" : "gap " + std::to_string(g.b.gap)) << ", C gap " << g.c.gap;
+        out << "; count " << g.c.count << ", A " << (g.a.broadcast ? "broadcast" : "gap " + std::to_string(g.a.gap))
+            << ", B " << (g.b.broadcast ? "broadcast" : "gap " + std::to_string(g.b.gap)) << ", C gap " << g.c.gap;
     return out.str();
 }
 

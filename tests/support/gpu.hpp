@@ -13,8 +13,8 @@ using detail::gpu_unavailable_reason;
 
 }  // namespace tropical::testing
 
-#define TROPICAL_REQUIRE_GPU()                                                               \
-    do {                                                                                     \
+#define TROPICAL_REQUIRE_GPU()                                                                   \
+    do {                                                                                         \
         if (const std::string why = ::tropical::testing::gpu_unavailable_reason(); !why.empty()) \
-            GTEST_SKIP() << "needs a CUDA GPU: " << why;                                     \
+            GTEST_SKIP() << "needs a CUDA GPU: " << why;                                         \
     } while (0)

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "support/random_inputs.hpp"
 #include <tropical/device_buffer.hpp>
 #include <tropical/matrix.hpp>
 #include <tropical/types.hpp>
+#include "support/random_inputs.hpp"
 
 namespace tropical::testing {
 
@@ -33,10 +33,10 @@ inline constexpr unsigned char kPoisonFF = 0xFF;  // NaN for floats, -1 for inte
 // consecutive matrices (in elements) or a batch stride of 0 (broadcast).
 struct Geometry {
     Layout layout = Layout::RowMajor;
-    std::int64_t pad = 0;   // ld = (cols for row-major, rows for column-major) + pad
+    std::int64_t pad = 0;  // ld = (cols for row-major, rows for column-major) + pad
     std::int64_t count = 1;
-    std::int64_t gap = 0;   // batch stride = one matrix's lines * ld + gap
-    bool broadcast = false; // batch stride 0
+    std::int64_t gap = 0;    // batch stride = one matrix's lines * ld + gap
+    bool broadcast = false;  // batch stride 0
 };
 
 inline Layout flip(Layout l) { return l == Layout::RowMajor ? Layout::ColMajor : Layout::RowMajor; }
@@ -90,7 +90,8 @@ struct HostMatrix {
 
 // A matrix (or batch) whose every byte is `poison`; fill its elements afterwards.
 template <class T>
-HostMatrix<T> make_matrix(std::int64_t rows, std::int64_t cols, const Geometry& g = {}, unsigned char poison = kPoison) {
+HostMatrix<T> make_matrix(std::int64_t rows, std::int64_t cols, const Geometry& g = {},
+                          unsigned char poison = kPoison) {
     HostMatrix<T> m;
     m.rows = rows;
     m.cols = cols;
@@ -182,10 +183,11 @@ namespace compare_impl {
 
 // Compares elements with `ok(b, i, j, expected, actual)` and every other byte with the poison.
 template <class T, class Ok>
-::testing::AssertionResult compare(const char* what, const HostMatrix<T>& expected, const HostMatrix<T>& actual, Ok&& ok) {
+::testing::AssertionResult compare(const char* what, const HostMatrix<T>& expected, const HostMatrix<T>& actual,
+                                   Ok&& ok) {
     if (expected.storage.size() != actual.storage.size())
-        return ::testing::AssertionFailure() << what << ": " << actual.storage.size() << " elements of storage, expected "
-                                             << expected.storage.size();
+        return ::testing::AssertionFailure()
+               << what << ": " << actual.storage.size() << " elements of storage, expected " << expected.storage.size();
     constexpr int kShown = 8;
     std::int64_t bad = 0, bad_padding = 0;
     std::ostringstream details;
@@ -205,7 +207,8 @@ template <class T, class Ok>
         bool clean = true;
         for (std::size_t k = 0; k < sizeof(T); ++k) clean = clean && bytes[e * sizeof(T) + k] == expected.poison;
         if (!clean && bad_padding++ < kShown)
-            details << "\n  " << what << ": storage element " << e << " is padding (outside every matrix) but was written";
+            details << "\n  " << what << ": storage element " << e
+                    << " is padding (outside every matrix) but was written";
     }
     if (bad == 0 && bad_padding == 0) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << what << " (" << expected.rows << "x" << expected.cols << ", "
@@ -220,7 +223,7 @@ template <class T, class Ok>
 template <class T>
 ::testing::AssertionResult exactly_equal(const char* what, const HostMatrix<T>& expected, const HostMatrix<T>& actual) {
     return compare_impl::compare(what, expected, actual,
-                           [](std::int64_t, std::int64_t, std::int64_t, T e, T a) { return same_value(e, a); });
+                                 [](std::int64_t, std::int64_t, std::int64_t, T e, T a) { return same_value(e, a); });
 }
 
 // |actual - expected| <= rtol * scale element-wise (scale: the sum of the magnitudes that went into
@@ -230,7 +233,8 @@ template <class T>
                                  const HostMatrix<T>& scale, double rtol) {
     return compare_impl::compare(what, expected, actual, [&](std::int64_t b, std::int64_t i, std::int64_t j, T e, T a) {
         if (same_value(e, a)) return true;
-        return std::fabs(static_cast<double>(a) - static_cast<double>(e)) <= rtol * static_cast<double>(scale.at(b, i, j));
+        return std::fabs(static_cast<double>(a) - static_cast<double>(e)) <=
+               rtol * static_cast<double>(scale.at(b, i, j));
     });
 }
 

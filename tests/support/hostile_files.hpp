@@ -28,8 +28,8 @@ inline constexpr uid_t kOtherUser = 65534;  // nobody: the attacker, or simply "
 
 // How a bounded child ended.
 struct Bounded {
-    int code = -1;            // its exit code, or 128 + the signal that ended it
-    long max_rss_kib = 0;     // its peak resident memory
+    int code = -1;         // its exit code, or 128 + the signal that ended it
+    long max_rss_kib = 0;  // its peak resident memory
     double seconds = 0;
     bool hung() const { return code == 128 + SIGALRM; }
     std::string describe() const {
@@ -56,7 +56,7 @@ inline Bounded run_bounded(const std::function<int()>& body, unsigned seconds = 
     }
     Bounded out;
     int status = 0;
-    rusage usage {};
+    rusage usage{};
     if (child < 0 || ::wait4(child, &status, 0, &usage) != child) return out;
     out.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     out.max_rss_kib = usage.ru_maxrss;
@@ -73,15 +73,15 @@ inline bool as_user(uid_t uid, const std::function<bool()>& body) {
 enum class Thing {
     Fifo,
     Socket,
-    Device,           // a character device (the numbers of /dev/null)
+    Device,  // a character device (the numbers of /dev/null)
     EmptyFolder,
-    FullFolder,       // a folder with a file in it
+    FullFolder,  // a folder with a file in it
     LinkToFifo,
     LinkToSocket,
     LinkToDevice,
-    LinkToFolder,     // the victim's folder
-    LinkToOthersFile, // a file of another user
-    LinkToOwnFile,    // the victim's own file
+    LinkToFolder,      // the victim's folder
+    LinkToOthersFile,  // a file of another user
+    LinkToOwnFile,     // the victim's own file
     DanglingLink,
 };
 

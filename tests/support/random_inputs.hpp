@@ -11,8 +11,8 @@
 #include <string>
 #include <type_traits>
 
-#include "reference/reference.hpp"
 #include <tropical/types.hpp>
+#include "reference/reference.hpp"
 
 namespace tropical::testing {
 
@@ -62,7 +62,9 @@ public:
     explicit Rng(std::uint64_t seed) : seed_(seed), engine_(seed) {}
     std::uint64_t seed() const { return seed_; }
     // Uniform in [lo, hi].
-    std::int64_t integer(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(engine_); }
+    std::int64_t integer(std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>(lo, hi)(engine_);
+    }
     double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(engine_); }
     bool chance(double p) { return std::bernoulli_distribution(p)(engine_); }
 
@@ -78,8 +80,8 @@ inline std::string seed_message(std::uint64_t seed) {
 }  // namespace tropical::testing
 
 // Declares `Rng name` with a fresh seed, reported by every failure in the enclosing scope.
-#define TROPICAL_TEST_RNG(name)                                              \
-    ::tropical::testing::Rng name(::tropical::testing::test_seed());         \
+#define TROPICAL_TEST_RNG(name)                                      \
+    ::tropical::testing::Rng name(::tropical::testing::test_seed()); \
     SCOPED_TRACE(::tropical::testing::seed_message(name.seed()))
 
 namespace tropical::testing {

@@ -8,9 +8,9 @@
 #include <limits>
 #include <string>
 
-#include "gemm/validate.hpp"
 #include <tropical/error.hpp>
 #include <tropical/gemm.hpp>
+#include "gemm/validate.hpp"
 
 namespace tropical::testing {
 
@@ -32,7 +32,7 @@ inline OperandRef matrix(int slot, std::int64_t rows, std::int64_t cols, Layout 
 
 // C (M x N) = A (M x K) (x) B (K x N), f32, all row-major unless changed.
 inline Request gemm_request(std::int64_t m, std::int64_t n, std::int64_t k, Layout la = Layout::RowMajor,
-                     Layout lb = Layout::RowMajor, Layout lc = Layout::RowMajor) {
+                            Layout lb = Layout::RowMajor, Layout lc = Layout::RowMajor) {
     Request q;
     q.operation = Operation::Gemm;
     q.semiring = Semiring::MaxPlus;
@@ -44,7 +44,8 @@ inline Request gemm_request(std::int64_t m, std::int64_t n, std::int64_t k, Layo
 }
 
 inline Request argmax_request(std::int64_t m, std::int64_t n, std::int64_t k, Layout la = Layout::RowMajor,
-                       Layout lb = Layout::RowMajor, Layout lc = Layout::RowMajor, Layout li = Layout::RowMajor) {
+                              Layout lb = Layout::RowMajor, Layout lc = Layout::RowMajor,
+                              Layout li = Layout::RowMajor) {
     Request q = gemm_request(m, n, k, la, lb, lc);
     q.operation = Operation::GemmArgmax;
     q.argmax = matrix(SlotArgmax, m, n, li);

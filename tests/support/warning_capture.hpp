@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "util/warnings.hpp"
 #include <tropical/diagnostics.hpp>
+#include "util/warnings.hpp"
 
 namespace tropical::testing {
 

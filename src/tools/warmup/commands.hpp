@@ -45,8 +45,8 @@ struct WarmReport {
     };
     std::map<std::pair<int, tropical::KernelGroup>, GroupTime> by_group;  // by architecture, then group
     double seconds = 0;                                                   // the whole run
-    std::optional<Fatal> error;  // what stopped the run before every task ran
-    std::string note;            // something the user should know that is no error
+    std::optional<Fatal> error;                                           // what stopped the run before every task ran
+    std::string note;  // something the user should know that is no error
     int exit_code = kSuccess;
 };
 
@@ -58,12 +58,12 @@ WarmReport warm(const Options& options);
 
 struct ListReport {
     tropical::CacheSettings settings;
-    tropical::CacheListing listing;                 // the whole cache
-    std::vector<tropical::CacheEntry> entries;      // the selected entries
+    tropical::CacheListing listing;                    // the whole cache
+    std::vector<tropical::CacheEntry> entries;         // the selected entries
     std::vector<const tropical::KernelInfo*> kernels;  // the selected kernels
-    std::map<std::size_t, std::set<int>> cached;    // registry index -> architectures with a usable entry
-    std::set<int> archs;                            // of the selected entries
-    std::uintmax_t bytes = 0;                       // of the selected entries
+    std::map<std::size_t, std::set<int>> cached;       // registry index -> architectures with a usable entry
+    std::set<int> archs;                               // of the selected entries
+    std::uintmax_t bytes = 0;                          // of the selected entries
     std::size_t invalid = 0, stale = 0;
 };
 

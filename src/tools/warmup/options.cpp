@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "words.hpp"
 
@@ -50,9 +50,10 @@ std::optional<int> parse_arch(std::string_view text) {
 
 std::string check_arch(const std::string& text) {
     if (parse_arch(text)) return {};
-    return fmt::format("{} is not an architecture: write sm_XY as in sm_80 or sm_90 (XY: the compute capability), "
-                       "or all",
-                       in_quotes(text));
+    return fmt::format(
+        "{} is not an architecture: write sm_XY as in sm_80 or sm_90 (XY: the compute capability), "
+        "or all",
+        in_quotes(text));
 }
 
 // "500M", "2G", "1.5GiB", "10000" -> bytes (K, M, G, T are powers of 1024).
@@ -70,10 +71,20 @@ std::optional<std::uintmax_t> parse_size(std::string_view text) {
     }
     std::string unit(text.substr(digits));
     std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::toupper(c); });
-    static const std::map<std::string, double> scale = {
-        {"", 1}, {"B", 1}, {"K", 1024.0}, {"KB", 1024.0}, {"KIB", 1024.0}, {"M", 1048576.0}, {"MB", 1048576.0},
-        {"MIB", 1048576.0}, {"G", 1073741824.0}, {"GB", 1073741824.0}, {"GIB", 1073741824.0},
-        {"T", 1099511627776.0}, {"TB", 1099511627776.0}, {"TIB", 1099511627776.0}};
+    static const std::map<std::string, double> scale = {{"", 1},
+                                                        {"B", 1},
+                                                        {"K", 1024.0},
+                                                        {"KB", 1024.0},
+                                                        {"KIB", 1024.0},
+                                                        {"M", 1048576.0},
+                                                        {"MB", 1048576.0},
+                                                        {"MIB", 1048576.0},
+                                                        {"G", 1073741824.0},
+                                                        {"GB", 1073741824.0},
+                                                        {"GIB", 1073741824.0},
+                                                        {"T", 1099511627776.0},
+                                                        {"TB", 1099511627776.0},
+                                                        {"TIB", 1099511627776.0}};
     const auto it = scale.find(unit);
     if (it == scale.end() || number < 0 || number * it->second > 9e18) return std::nullopt;
     return static_cast<std::uintmax_t>(number * it->second);
@@ -154,8 +165,8 @@ Exit codes:
   3  environment error: NVRTC not found, cache folder not writable, the environment leaves the cache
      off and there is no --cache-dir, no GPU here and no --arch)",
         fmt::arg("all", tropical::kernel_registry().size()), fmt::arg("gemm_f32", kernels_in(gemm_f32)),
-        fmt::arg("variants", joined(variant_names, " and ")),
-        fmt::arg("splitk", kernels_in(splitk)), fmt::arg("max_jobs", kMaxJobs));
+        fmt::arg("variants", joined(variant_names, " and ")), fmt::arg("splitk", kernels_in(splitk)),
+        fmt::arg("max_jobs", kMaxJobs));
 }
 
 constexpr const char* kDescription =
@@ -267,8 +278,11 @@ std::optional<Options> parse_command_line(int argc, char** argv) {
         throw Fatal{kUsage, "--list, --verify, --clear and --max-size are separate commands: give one at a time"};
     if ((clear || trim) && !s.everything())
         throw Fatal{kUsage, "--clear and --max-size act on the whole cache: they take no kernel selection"};
-    o.command = list ? Command::List : verify ? Command::Verify : clear ? Command::Clear : trim ? Command::Trim
-                                                                                              : Command::Warm;
+    o.command = list     ? Command::List
+                : verify ? Command::Verify
+                : clear  ? Command::Clear
+                : trim   ? Command::Trim
+                         : Command::Warm;
     if (trim) o.max_bytes = *parse_size(max_size);  // the checks above have accepted each value
     o.jobs = *parse_jobs(jobs);
     if (cache_dir_option->count() > 0) o.cache_dir = cache_dir;

@@ -19,9 +19,9 @@ std::string_view command_name(Command command);
 struct Options {
     Command command = Command::Warm;
     Selection selection;
-    std::vector<int> archs;      // --arch: XY of each sm_XY named, ascending
-    bool all_archs = false;      // --arch all: every architecture NVRTC knows
-    unsigned jobs = 1;           // --jobs
+    std::vector<int> archs;  // --arch: XY of each sm_XY named, ascending
+    bool all_archs = false;  // --arch all: every architecture NVRTC knows
+    unsigned jobs = 1;       // --jobs
     // --cache-dir; empty: the folder the environment names (never an empty --cache-dir, refused).
     std::optional<std::filesystem::path> cache_dir;
     std::uintmax_t max_bytes = 0;  // --max-size, for Command::Trim

@@ -144,8 +144,7 @@ void listing_header(Json& out, const tropical::CacheSettings& settings, const tr
     if (listing.compiler)
         out["compiler"] = {{"nvrtc", fmt::format("{}.{}", listing.compiler->major, listing.compiler->minor)},
                            {"library", listing.compiler->library_path}};
-    else
-        out["compiler"] = nullptr;
+    else out["compiler"] = nullptr;
     out["entry_bytes"] = listing.entry_bytes;
     out["temp_files"] = listing.temp_files;
 }
@@ -168,8 +167,11 @@ void print_json(const WarmReport& r) {
     out["seconds"] = seconds(r.seconds);
     Json& groups = out["compile_seconds_by_group"] = Json::array();
     for (const auto& [id, g] : r.by_group)
-        groups.push_back({{"arch", arch_name(id.first)}, {"group", tropical::to_string(id.second)},
-                          {"kernels", g.kernels}, {"compiled", g.compiled}, {"seconds", seconds(g.seconds)}});
+        groups.push_back({{"arch", arch_name(id.first)},
+                          {"group", tropical::to_string(id.second)},
+                          {"kernels", g.kernels},
+                          {"compiled", g.compiled},
+                          {"seconds", seconds(g.seconds)}});
     Json& results = out["results"] = Json::array();
     for (const auto& t : r.tasks) {
         Json result;

@@ -48,17 +48,18 @@ void print_text(const ListReport& r, OutputMode) {
     std::printf("%-34s %-12s %-5s %-8s %s\n", "kernel", "group", "type", "semiring", "cached for");
     for (const tropical::KernelInfo* k : r.kernels) {
         const auto it = r.cached.find(k->index);
-        const std::vector<int> on = it == r.cached.end() ? std::vector<int>{}
-                                                         : std::vector<int>(it->second.begin(), it->second.end());
+        const std::vector<int> on =
+            it == r.cached.end() ? std::vector<int>{} : std::vector<int>(it->second.begin(), it->second.end());
         std::printf("%-34s %-12s %-5s %-8s %s\n", std::string(k->name).c_str(),
                     std::string(tropical::to_string(k->group)).c_str(),
                     std::string(tropical::to_string(k->dtype)).c_str(), std::string(semiring_name(*k)).c_str(),
                     on.empty() ? "-" : arch_list(on).c_str());
     }
     if (r.stale)
-        std::printf("\n%s for another kernel source or NVRTC version, no longer used: --max-size removes them "
-                    "first, --clear removes everything.\n",
-                    count_of(r.stale, "valid entry is", "valid entries are").c_str());
+        std::printf(
+            "\n%s for another kernel source or NVRTC version, no longer used: --max-size removes them "
+            "first, --clear removes everything.\n",
+            count_of(r.stale, "valid entry is", "valid entries are").c_str());
     if (r.invalid)
         std::printf("\n%s verification; --verify names them.\n",
                     count_of(r.invalid, "entry fails", "entries fail").c_str());
@@ -71,8 +72,7 @@ void print_text(const VerifyReport& r, OutputMode mode) {
     // The bad entries are the errors of this command: named even with --quiet.
     for (std::size_t i = 0; i < r.entries.size(); ++i) {
         const auto& e = r.entries[i];
-        if (!e.valid)
-            std::printf("BAD     %s: %s\n", e.path.string().c_str(), e.problem.c_str());
+        if (!e.valid) std::printf("BAD     %s: %s\n", e.path.string().c_str(), e.problem.c_str());
         else if (r.loads[i].ok == false)
             std::printf("NO LOAD %s: %s\n", e.path.string().c_str(), r.loads[i].error.c_str());
     }
@@ -84,8 +84,9 @@ void print_text(const VerifyReport& r, OutputMode mode) {
     std::printf("\n");
     if (!r.no_gpu.empty()) std::printf("CUBINs not loaded on a GPU: %s\n", r.no_gpu.c_str());
     if (r.invalid)
-        std::printf("Bad entries are recompiled and overwritten when next used; run the warm-up again to repair them "
-                    "now, or --clear to start afresh.\n");
+        std::printf(
+            "Bad entries are recompiled and overwritten when next used; run the warm-up again to repair them "
+            "now, or --clear to start afresh.\n");
 }
 
 void print_text(const ClearReport& r, OutputMode mode) {

@@ -79,8 +79,8 @@ std::vector<const KernelInfo*> select_kernels(const Selection& s) {
     std::vector<const KernelInfo*> out;
     for (const auto& k : tropical::kernel_registry()) {
         const bool backward = k.group == KernelGroup::BackwardA || k.group == KernelGroup::BackwardB;
-        const bool group_ok = s.groups.empty() || wanted(s.groups, tropical::to_string(k.group)) ||
-                              (backward && both_backward);
+        const bool group_ok =
+            s.groups.empty() || wanted(s.groups, tropical::to_string(k.group)) || (backward && both_backward);
         const bool semiring_ok = !k.semiring || wanted(s.semirings, tropical::to_string(*k.semiring));
         if (group_ok && semiring_ok && wanted(s.variants, tropical::to_string(k.variant)) &&
             wanted(s.types, tropical::to_string(k.dtype)) && wanted(s.kernels, k.name))
