@@ -30,7 +30,7 @@ namespace {
 
 std::map<std::string, double> g_limits = {{"f32", 33.4}, {"f64", 16.7}, {"i32", 33.4}, {"i64", 8.4}, {"hbm", 4300}};
 
-enum class Kind { Gemm, Argmax, Batched, BackwardA, BackwardB, Latency };
+enum class Kind { Gemm, Argmax, Batched, BatchedArgmax, BackwardA, BackwardB, Latency };
 
 struct Case {
     Kind kind;
@@ -117,7 +117,7 @@ void run_case(benchmark::State& state, const Case& c) {
     const auto b_count = static_cast<std::size_t>(c.k * c.n * c.batch);
     const auto c_count = static_cast<std::size_t>(c.m * c.n * c.batch);
     const bool backward = c.kind == Kind::BackwardA || c.kind == Kind::BackwardB;
-    const bool with_index = c.kind == Kind::Argmax || backward;
+    const bool with_index = c.kind == Kind::Argmax || c.kind == Kind::BatchedArgmax || backward;
     const std::size_t set_bytes = (a_count + b_count + c_count) * sizeof(T) + (with_index ? c_count * 4 : 0);
     const int copies = copies_to_defeat_l2(set_bytes, l2_bytes());
     state.counters["copies"] = copies;
@@ -148,6 +148,13 @@ void run_case(benchmark::State& state, const Case& c) {
             gemm_batched<S>(batched(view<const T>(a[i], c.m, c.k, c.la), sa),
                             batched(view<const T>(b[i], c.k, c.n, c.lb), sb), batched(view(out[i], c.m, c.n, c.lc), sc),
                             c.batch);
+        };
+        break;
+    case Kind::BatchedArgmax:
+        launch = [&](std::size_t i) {
+            gemm_batched_with_argmax<S>(
+                batched(view<const T>(a[i], c.m, c.k, c.la), sa), batched(view<const T>(b[i], c.k, c.n, c.lb), sb),
+                batched(view(out[i], c.m, c.n, c.lc), sc), batched(row_major(index[i], c.m, c.n), sc), c.batch);
         };
         break;
     case Kind::Argmax:
@@ -239,13 +246,15 @@ void register_all() {
                 if (n == 8192 && !wide) continue;
                 add(fmt::format("gemm/{}/{}", ts, n), {Kind::Gemm, t, s, n, n, n});
             }
-            for (std::int64_t n : {1024, 4096, 8192}) {
+            for (std::int64_t n : {256, 1024, 4096, 8192}) {
                 if (n == 8192 && !wide) continue;
                 add(fmt::format("argmax/{}/{}", ts, n), {Kind::Argmax, t, s, n, n, n});
             }
             for (auto [count, n] :
-                 {std::pair{4096, 128}, std::pair{16384, 64}, std::pair{1024, 256}, std::pair{256, 64}})
+                 {std::pair{4096, 128}, std::pair{16384, 64}, std::pair{1024, 256}, std::pair{256, 64}}) {
                 add(fmt::format("batched/{}/{}x{}", ts, count, n), {Kind::Batched, t, s, n, n, n, count});
+                add(fmt::format("batched_argmax/{}/{}x{}", ts, count, n), {Kind::BatchedArgmax, t, s, n, n, n, count});
+            }
         }
     for (DType t : {DType::F32, DType::F64})
         for (Semiring s : backward_semirings) {
