@@ -17,10 +17,9 @@
 #define SKIPPED 77
 
 int main(void) {
-    const float a[2 * 3] = {0, 2, 7, 3, 0, 1};  /* row-major 2 x 3 */
-    const float b[3 * 2] = {0, 4, 1, 0, 5, 2};  /* row-major 3 x 2 */
-    const float expected[2 * 2] = {0, 2, 3, 2}; /* min_k a[i,k] + b[k,j] */
-    float c[2 * 2];
+    const float a[2 * 3] = {0, 2, 7, 3, 0, 1}; /* row-major 2 x 3 */
+    const float b[3 * 2] = {0, 4, 1, 0, 5, 2}; /* row-major 3 x 2 */
+    float expected[2 * 2], c[2 * 2];
     float *da = NULL, *db = NULL, *dc = NULL;
     int status = 1;
 
@@ -46,10 +45,20 @@ int main(void) {
     }
     cudaMemcpy(c, dc, sizeof c, cudaMemcpyDeviceToHost); /* waits for the product */
     printf("C = [[%g, %g], [%g, %g]]\n", c[0], c[1], c[2], c[3]);
+    /* The same product on the CPU: C[i,j] = min_k a[i,k] + b[k,j]. */
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+            float best = a[i * 3] + b[j];
+            for (int k = 1; k < 3; ++k)
+                if (a[i * 3 + k] + b[k * 2 + j] < best) best = a[i * 3 + k] + b[k * 2 + j];
+            expected[i * 2 + j] = best;
+        }
     status = 0;
     for (int i = 0; i < 4; ++i)
         if (c[i] != expected[i]) status = 1;
-    printf(status ? "wrong: expected [[0, 2], [3, 2]]\n" : "right\n");
+    if (status)
+        printf("wrong: the CPU gives [[%g, %g], [%g, %g]]\n", expected[0], expected[1], expected[2], expected[3]);
+    else printf("right: the CPU gives the same\n");
 done:
     cudaFree(da);
     cudaFree(db);
