@@ -16,8 +16,7 @@ template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>
 __device__ __forceinline__ void product(const TgGemmParams& p) {
     static_assert(Cfg::threads == THREADS, "the row's threads must be its tile's: (bm / tm) * (bn / tn)");
     if constexpr (IsSame<Variant, Small>::value) {
-        static_assert(!ARGMAX, "the Small variant has no argmax");
-        gemm_small<Cfg, S, T>(p);
+        gemm_small<Cfg, S, T, ARGMAX>(p);
     } else {
         gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value>(p);
     }

@@ -23,6 +23,27 @@ __device__ __forceinline__ void load_fragment(T (&f)[N], const T* row) {
     }
 }
 
+// One term a (x) b added to a result that tracks its argmax: acc = acc (+) a (x) b, and arg = k where
+// the term beats acc (strictly better, or the first NaN), so that arg ends as the smallest k that
+// attains the result. The operands come staged (no -0 from a float input).
+template <class R, class T>
+__device__ __forceinline__ void track_term(T a, T b, T& acc, int& arg, int k) {
+    if constexpr (sizeof(T) == 4) {
+        // One mac and one compare: for 32-bit types the accumulator's bits change exactly when the
+        // term beats it. Staging leaves no -0 term but MaxMul's out-of-domain 0 * -x, and FMNMX
+        // keeps the +0 accumulator then.
+        const T n = R::mac(a, b, acc);
+        if (bits(n) != bits(acc)) arg = k;
+        acc = n;
+    } else {
+        const T t = R::times(a, b);
+        if (R::beats(t, acc)) {
+            acc = t;
+            arg = k;
+        }
+    }
+}
+
 // One k step of the register tile: acc[i][j] = acc[i][j] (+) A[row_i, k] (x) B[k, col_j].
 template <class R, class T, int TM, int TN, int GROUP_M, int GROUP_N, bool ARGMAX, bool ORDERED = false>
 __device__ __forceinline__ void k_step(T (&acc)[TM][TN], int (&arg)[TM][TN], const T* a_row, const T* b_row, int k) {
@@ -33,19 +54,8 @@ __device__ __forceinline__ void k_step(T (&acc)[TM][TN], int (&arg)[TM][TN], con
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
-            if constexpr (ARGMAX && sizeof(T) == 4) {
-                // One mac and one compare: for 32-bit types the accumulator's bits change exactly
-                // when the term beats it (strictly better, or the first NaN). Staging leaves no -0
-                // term but MaxMul's out-of-domain 0 * -x, and FMNMX keeps the +0 accumulator then.
-                const T n = R::mac(fa[i], fb[j], acc[i][j]);
-                if (bits(n) != bits(acc[i][j])) arg[i][j] = k;
-                acc[i][j] = n;
-            } else if constexpr (ARGMAX) {
-                const T t = R::times(fa[i], fb[j]);
-                if (R::beats(t, acc[i][j])) {
-                    acc[i][j] = t;
-                    arg[i][j] = k;
-                }
+            if constexpr (ARGMAX) {
+                track_term<R>(fa[i], fb[j], acc[i][j], arg[i][j], k);
             } else if constexpr (ORDERED) {
                 acc[i][j] = R::mac_ordered(fa[i], fb[j], acc[i][j]);
             } else {
@@ -65,6 +75,29 @@ __device__ __forceinline__ void k_step_slice(T (&sacc)[TM][TN], const T* a_row, 
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) sacc[i][j] = FIRST ? R::times(fa[i], fb[j]) : R::mac(fa[i], fb[j], sacc[i][j]);
+}
+
+// N consecutive elements of an operand along k, `stride` apart, of which the first `remaining` exist
+// (the rest read as the zero): 128-bit loads where they are contiguous and aligned, else a pointer
+// walk, and bounds checks only where the run is cut short.
+template <class R, int N, class T>
+__device__ __forceinline__ void load_run(T (&v)[N], const T* ptr, long long stride, long long remaining) {
+    constexpr int VEC = 16 / sizeof(T);
+    static_assert(N % VEC == 0, "a run is whole 128-bit pieces");
+    if (remaining >= N && stride == 1 && reinterpret_cast<unsigned long long>(ptr) % 16 == 0) {
+#pragma unroll
+        for (int g = 0; g < N / VEC; ++g) {
+            const Vec16<T> w = reinterpret_cast<const Vec16<T>*>(ptr)[g];
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) v[g * VEC + e] = w.v[e];
+        }
+    } else if (remaining >= N) {
+#pragma unroll
+        for (int t = 0; t < N; ++t, ptr += stride) v[t] = *ptr;
+    } else {
+#pragma unroll
+        for (int t = 0; t < N; ++t) v[t] = t < remaining ? ptr[t * stride] : R::zero();
+    }
 }
 
 // Bits equal, or both NaN: the term that gave an accumulator its value.
@@ -326,36 +359,47 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                 }
                 if constexpr (TRACK) {
                     // The rescan: each result whose last changing slice is known looks for the
-                    // first k of that slice whose term equals it, all BK loads in flight at once.
-                    // Threads take consecutive columns, so that the loads of B and the stores of
-                    // argmax coalesce where they can.
+                    // first k of that slice whose term equals it. Threads take consecutive columns,
+                    // so that the loads of B and the stores of argmax coalesce where they can; each
+                    // thread has the loads of RESCAN results in flight at once (the rescan waits on
+                    // memory: with one result at a time it cost more than the main loop of a short
+                    // K), and a whole slice loads without bounds checks.
                     __syncthreads();
+                    constexpr int RESCAN = 2;
+                    static_assert(BM * BN % (RESCAN * THREADS) == 0, "whole rescan rounds");
 #pragma unroll 1
-                    for (int o = threadIdx.x; o < BM * BN; o += THREADS) {
-                        const long long row = m0 + o / BN, col = n0 + o % BN;
-                        if (row >= M || col >= N) continue;
-                        const int2 entry = reinterpret_cast<const int2*>(smem)[o];
-                        int found = entry.y;
-                        if (found >= 0) {
-                            const long long k0 = static_cast<long long>(found) * BK;
-                            const T* const pa = element<const T>(p.a, b, row, k0);
-                            const T* const pb = element<const T>(p.b, b, k0, col);
-                            T ta[BK], tb[BK];
+                    for (int o0 = threadIdx.x; o0 < BM * BN; o0 += RESCAN * THREADS) {
+                        T ta[RESCAN][BK], tb[RESCAN][BK];
+                        int found[RESCAN];
+                        long long k0[RESCAN];
 #pragma unroll
-                            for (int t = 0; t < BK; ++t) {
-                                const bool inside = k0 + t < K;
-                                ta[t] = inside ? pa[t * p.a.col_stride] : R::zero();
-                                tb[t] = inside ? pb[t * p.b.row_stride] : R::zero();
-                            }
-                            found = -1;
-#pragma unroll
-                            for (int t = BK - 1; t >= 0; --t) {
-                                const T term = R::times(R::stage(ta[t]), R::stage(tb[t]));
-                                if (k0 + t < K && same_term(term, from_bits(entry.x, T())))
-                                    found = static_cast<int>(k0 + t);
+                        for (int r = 0; r < RESCAN; ++r) {
+                            const int o = o0 + r * THREADS;
+                            const long long row = m0 + o / BN, col = n0 + o % BN;
+                            found[r] = row < M && col < N ? reinterpret_cast<const int2*>(smem)[o].y : -1;
+                            k0[r] = found[r] >= 0 ? static_cast<long long>(found[r]) * BK : 0;
+                            if (found[r] >= 0) {
+                                load_run<R>(ta[r], element<const T>(p.a, b, row, k0[r]), p.a.col_stride, K - k0[r]);
+                                load_run<R>(tb[r], element<const T>(p.b, b, k0[r], col), p.b.row_stride, K - k0[r]);
                             }
                         }
-                        *element<int>(p.argmax, b, row, col) = found;
+#pragma unroll
+                        for (int r = 0; r < RESCAN; ++r) {
+                            const int o = o0 + r * THREADS;
+                            const long long row = m0 + o / BN, col = n0 + o % BN;
+                            if (row >= M || col >= N) continue;
+                            int k = -1;
+                            if (found[r] >= 0) {
+                                const T value = from_bits(reinterpret_cast<const int2*>(smem)[o].x, T());
+                                const long long inside = K - k0[r];
+#pragma unroll
+                                for (int t = BK - 1; t >= 0; --t) {
+                                    const T term = R::times(R::stage(ta[r][t]), R::stage(tb[r][t]));
+                                    if (t < inside && same_term(term, value)) k = static_cast<int>(k0[r] + t);
+                                }
+                            }
+                            *element<int>(p.argmax, b, row, col) = k;
+                        }
                     }
                 }
                 // Before the next tile's prologue writes the shared memory the rescan read.

@@ -7,14 +7,17 @@ namespace tg {
 // layout, bounds-checked) through registers into double-buffered shared memory. Many more blocks
 // than the big-tile kernels give a small product, and few instructions to compile (the first call
 // of a program usually compiles this kernel, so its NVRTC time is start-up time).
-template <class Cfg, class S, class T>
+// With ARGMAX every term is tracked as it is added, by the rule of the Tiled kernels' k_step: the
+// smallest k that attains the result, the first NaN, -1 where no term beats the zero.
+template <class Cfg, class S, class T, bool ARGMAX>
 __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
     using R = Ring<S, T>;
     constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, THREADS = Cfg::threads;
     static_assert(Cfg::tm == 2 && Cfg::tn == 2 && Cfg::sk == BK, "a thread owns 2 x 2 results; slices load whole");
     constexpr int LD = BM + 2;                // even: 2-element fragments stay aligned
     constexpr int LOADS = BM * BK / THREADS;  // per operand and slice
-    constexpr bool STAGE = IsInt<T>::value;   // floats: -0 normalised in the epilogue
+    // Floats: -0 normalised in the epilogue, or, where the argmax compares bits, when staged.
+    constexpr bool STAGE = ARGMAX || IsInt<T>::value;
     static_assert(BM == BN && BM * BK % THREADS == 0, "staging map");
     __shared__ T sa[2][BK][LD];
     __shared__ T sb[2][BK][LD];
@@ -60,10 +63,14 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                     }
                 };
                 T acc[2][2];
+                int arg[2][2];  // dead, and removed, unless ARGMAX
 #pragma unroll
                 for (int i = 0; i < 2; ++i)
 #pragma unroll
-                    for (int j = 0; j < 2; ++j) acc[i][j] = R::init();
+                    for (int j = 0; j < 2; ++j) {
+                        acc[i][j] = R::init();
+                        arg[i][j] = -1;
+                    }
                 fetch(0);
                 stash(0);
                 __syncthreads();
@@ -72,12 +79,18 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                     fetch((s + 1) * BK);
 #pragma unroll 8
                     for (int kk = 0; kk < BK; ++kk) {
-                        const T a0 = sa[buf][kk][2 * ty], a1 = sa[buf][kk][2 * ty + 1];
-                        const T b0 = sb[buf][kk][2 * tx], b1 = sb[buf][kk][2 * tx + 1];
-                        acc[0][0] = R::mac(a0, b0, acc[0][0]);
-                        acc[0][1] = R::mac(a0, b1, acc[0][1]);
-                        acc[1][0] = R::mac(a1, b0, acc[1][0]);
-                        acc[1][1] = R::mac(a1, b1, acc[1][1]);
+                        const T a[2] = {sa[buf][kk][2 * ty], sa[buf][kk][2 * ty + 1]};
+                        const T b[2] = {sb[buf][kk][2 * tx], sb[buf][kk][2 * tx + 1]};
+#pragma unroll
+                        for (int i = 0; i < 2; ++i)
+#pragma unroll
+                            for (int j = 0; j < 2; ++j) {
+                                if constexpr (ARGMAX) {
+                                    track_term<R>(a[i], b[j], acc[i][j], arg[i][j], static_cast<int>(s * BK + kk));
+                                } else {
+                                    acc[i][j] = R::mac(a[i], b[j], acc[i][j]);
+                                }
+                            }
                     }
                     stash(buf ^ 1);
                     __syncthreads();
@@ -92,7 +105,8 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                         T* const c = element<T>(p.c, b, row, col);
                         T v = R::finish(acc[i][j]);
                         if constexpr (!STAGE) v = v + T(0);  // -0 -> +0
-                        if (p.accumulate) v = R::plus(*c, v);
+                        if constexpr (ARGMAX) *element<int>(p.argmax, b, row, col) = arg[i][j];
+                        else if (p.accumulate) v = R::plus(*c, v);
                         *c = v;
                     }
                 }

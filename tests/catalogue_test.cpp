@@ -32,7 +32,7 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
     EXPECT_GE(kernels.size(), 31u);
     // 4 types x 5 semirings, and the split-K twins of f32 and i32.
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10);
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 20);
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 50);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
     EXPECT_GE(counts[static_cast<int>(KernelGroup::Batched)], 3);
     for (auto s : all_semirings)

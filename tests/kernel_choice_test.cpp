@@ -91,6 +91,22 @@ TEST(KernelChoice, SplitKOnlyWhereItsAtomicsAndFillWork) {
     EXPECT_EQ(name_of(choose({1024, 1024, 1024}, kH200, Operation::GemmArgmax)), "tropical_gemm_argmax_f32_maxplus");
 }
 
+TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
+    const auto argmax = [](const Product& p) { return name_of(choose(p, kH200, Operation::GemmArgmax)); };
+    // Fewer 64 x 64 tiles than multiprocessors: the Small argmax kernel, for every type.
+    for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
+        EXPECT_EQ(argmax({256, 256, 256, 1, t}), "tropical_small_argmax_" + std::string(to_string(t)) + "_maxplus");
+    // Enough tiles and a short K: the Batched argmax kernel (32-bit types), else the Tiled one.
+    EXPECT_EQ(argmax({128, 128, 128, 4096}), "tropical_batched_argmax_f32_maxplus");
+    EXPECT_EQ(argmax({64, 64, 64, 16384, DType::I32, Semiring::MinMax}), "tropical_batched_argmax_i32_minmax");
+    EXPECT_EQ(argmax({128, 128, 128, 4096, DType::F64}), "tropical_gemm_argmax_f64_maxplus");
+    EXPECT_EQ(argmax({8192, 8192, 8192}), "tropical_gemm_argmax_f32_maxplus");
+    EXPECT_EQ(argmax({4096, 4096, 512}), "tropical_batched_argmax_f32_maxplus");
+    // A smaller GPU is filled by fewer tiles.
+    EXPECT_EQ(argmax({256, 256, 256}), "tropical_small_argmax_f32_maxplus");
+    EXPECT_EQ(name_of(choose({256, 256, 256}, 16, Operation::GemmArgmax)), "tropical_batched_argmax_f32_maxplus");
+}
+
 TEST(KernelChoice, SmallProductsTakeTheSmallKernels) {
     EXPECT_EQ(name_of(choose({64, 64, 64})), "tropical_small_f32_maxplus");
     EXPECT_EQ(name_of(choose({64, 64, 64, 4096})), "tropical_batched_f32_maxplus");

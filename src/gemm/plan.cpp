@@ -30,6 +30,20 @@ const KernelInfo* product_kernel(KernelVariant variant, const Request& q) {
     return find_kernel(KernelOperation::Gemm, variant, q.dtype, q.semiring);
 }
 
+const KernelInfo* argmax_kernel(KernelVariant variant, const Request& q) {
+    return find_kernel(KernelOperation::GemmArgmax, variant, q.dtype, q.semiring);
+}
+
+// The tiles of a kernel's row that the request's products make, or 0 where the shape does not fill
+// them (less than 3/4 of the tiles' area inside C).
+std::int64_t filled_tiles(const KernelInfo* kernel, const Request& q, const Shape& s) {
+    const TileShape& t = row_of(*kernel).tile;
+    const std::int64_t tiles_m = (s.m + t.bm - 1) / t.bm, tiles_n = (s.n + t.bn - 1) / t.bn;
+    const double covered = static_cast<double>(s.m) * static_cast<double>(s.n) /
+                           (static_cast<double>(tiles_m * t.bm) * static_cast<double>(tiles_n * t.bn));
+    return covered >= 0.75 ? q.batch * tiles_m * tiles_n : 0;
+}
+
 // Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
 // area is inside C) and that still gives the GPU enough blocks: the Tiled kernel with two blocks per
 // multiprocessor; failing that, its split-K twin, with K cut into chunks of at least kMinSplitChunk
@@ -38,13 +52,7 @@ const KernelInfo* product_kernel(KernelVariant variant, const Request& q) {
 // kernel with one block per multiprocessor; else the 32 x 32 Small kernel, which gives a single
 // small product 4 to 16 times more blocks than the others.
 Choice choose_product(const Request& q, const Shape& s, std::int64_t multiprocessors) {
-    auto tiles = [&](const KernelInfo* kernel) -> std::int64_t {
-        const TileShape& t = row_of(*kernel).tile;
-        const std::int64_t tiles_m = (s.m + t.bm - 1) / t.bm, tiles_n = (s.n + t.bn - 1) / t.bn;
-        const double covered = static_cast<double>(s.m) * static_cast<double>(s.n) /
-                               (static_cast<double>(tiles_m * t.bm) * static_cast<double>(tiles_n * t.bn));
-        return covered >= 0.75 ? q.batch * tiles_m * tiles_n : 0;  // 0: the shape does not fill the tiles
-    };
+    auto tiles = [&](const KernelInfo* kernel) { return filled_tiles(kernel, q, s); };
     const KernelInfo* tiled =
         required(product_kernel(KernelVariant::Tiled, q), KernelOperation::Gemm, KernelVariant::Tiled, q);
     const std::int64_t slots = 2 * multiprocessors, tiled_tiles = tiles(tiled);
@@ -61,6 +69,25 @@ Choice choose_product(const Request& q, const Shape& s, std::int64_t multiproces
     if (tiles(batched) >= multiprocessors) return {batched};
     if (const KernelInfo* small = product_kernel(KernelVariant::Small, q)) return {small};
     return {batched};
+}
+
+// Products with argmax by the same rule, over the argmax rows: a shape that fills at least one 64 x 64
+// tile per multiprocessor takes the Tiled argmax kernel, or, where K is short (below
+// kShortArgmaxK), its Batched twin with half the slice (its rescan of one slice per result is then a
+// large share of the work, and it halves it); a smaller shape takes the Small argmax kernel, which
+// gives it 4 times the blocks. There is no split-K argmax: chunks would have to combine (value, k)
+// pairs, which 32-bit atomics on C and argmax apart cannot do.
+constexpr std::int64_t kShortArgmaxK = 1024;
+
+Choice choose_argmax(const Request& q, const Shape& s, std::int64_t multiprocessors) {
+    const KernelInfo* tiled =
+        required(argmax_kernel(KernelVariant::Tiled, q), KernelOperation::GemmArgmax, KernelVariant::Tiled, q);
+    if (filled_tiles(tiled, q, s) >= multiprocessors) {
+        const KernelInfo* batched = argmax_kernel(KernelVariant::Batched, q);
+        return {batched && s.k < kShortArgmaxK ? batched : tiled};
+    }
+    const KernelInfo* small = argmax_kernel(KernelVariant::Small, q);
+    return {small ? small : tiled};
 }
 
 TgOperand kernel_operand(const OperandRef& r) {
@@ -146,7 +173,7 @@ Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocess
     };
     switch (q.operation) {
     case Operation::Gemm: return choose_product(q, s, multiprocessors);
-    case Operation::GemmArgmax: return only(KernelOperation::GemmArgmax, KernelVariant::Tiled);
+    case Operation::GemmArgmax: return choose_argmax(q, s, multiprocessors);
     case Operation::BackwardA: return only(KernelOperation::BackwardA, KernelVariant::Scatter);
     case Operation::BackwardB: return only(KernelOperation::BackwardB, KernelVariant::Scatter);
     }

@@ -1,0 +1,143 @@
+// The argmax variants: products with argmax take the Tiled, Batched (short K) or Small argmax kernel
+// by their shape (src/gemm/plan.cpp). Each test first checks that the library plans the variant it
+// means to test on this GPU, so that none passes on another path; then C and argmax against the
+// reference, exactly: ties (the smallest k wins, also across the slices whose rescan finds it and
+// across tile edges), NaN, infinities and integer range ends, odd shapes, every layout, batches.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <tropical/context.hpp>
+#include <tropical/kernels.hpp>
+
+#include "gemm/plan.hpp"
+#include "support/gemm_test_util.hpp"
+#include "support/gpu.hpp"
+
+using namespace tropical;
+using namespace tropical::testing;
+
+namespace {
+
+using ArgmaxCases = ::testing::Types<Case<MaxPlus, float>, Case<MinPlus, float>, Case<MaxMul, float>,
+                                     Case<MaxMin, float>, Case<MinMax, float>, Case<MaxPlus, std::int32_t>,
+                                     Case<MinPlus, std::int32_t>, Case<MaxMul, std::int32_t>,
+                                     Case<MaxMin, std::int32_t>, Case<MinMax, std::int32_t>, Case<MaxPlus, double>,
+                                     Case<MinMax, double>, Case<MaxPlus, std::int64_t>, Case<MaxMin, std::int64_t>>;
+
+template <class C>
+class ArgmaxVariantsGpu : public ::testing::Test {};
+TYPED_TEST_SUITE(ArgmaxVariantsGpu, ArgmaxCases, CaseName);
+
+// The argmax kernel's variant the library plans for this product on device 0.
+template <class S, class T>
+KernelVariant planned_variant(const Shape& s, std::int64_t batch = 1) {
+    detail::Request q;
+    q.operation = detail::Operation::GemmArgmax;
+    q.dtype = dtype_of<T>();
+    q.semiring = S::value;
+    q.a = {nullptr, s.m, s.k, s.k, Layout::RowMajor, s.m * s.k};
+    q.b = {nullptr, s.k, s.n, s.n, Layout::RowMajor, s.k * s.n};
+    q.c = {nullptr, s.m, s.n, s.n, Layout::RowMajor, s.m * s.n};
+    q.argmax = q.c;
+    q.batch = batch;
+    const auto choice = detail::choose_kernel(q, {s.m, s.n, s.k}, CudaContext::for_device(0).multiprocessor_count());
+    return choice.kernel->variant;
+}
+
+// 32-bit types have a Batched argmax kernel; 64-bit types take their Tiled one for those shapes.
+template <class T>
+constexpr KernelVariant kShortKBatchedVariant = sizeof(T) == 4 ? KernelVariant::Batched : KernelVariant::Tiled;
+
+// A single small product, odd sides: the Small argmax kernel (fewer 64 x 64 tiles than SMs).
+TYPED_TEST(ArgmaxVariantsGpu, SmallProducts) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    const std::vector<Shape> shapes = {{1, 1, 1}, {33, 31, 70}, {256, 256, 256}, {17, 250, 1}, {100, 3, 513}};
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        ASSERT_EQ((planned_variant<S, T>(shapes[i])), KernelVariant::Small) << describe(shapes[i]);
+        check_gemm_argmax<S, T>(rng, shapes[i],
+                                layout_combination(static_cast<int>(i) * 3 % 8, case_index<TypeParam>()),
+                                i % 2 ? Values::Ties : Values::Typical);
+    }
+}
+
+// Many products with a short K: the Batched argmax kernel (32-bit types), with K not a multiple of
+// its slice, and ties everywhere so that the rescan must find the first k of a slice.
+TYPED_TEST(ArgmaxVariantsGpu, BatchedShortK) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    const std::int64_t count = 2 * CudaContext::for_device(0).multiprocessor_count();
+    const std::vector<Shape> shapes = {{64, 64, 61}, {60, 70, 128}};
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        ASSERT_EQ((planned_variant<S, T>(shapes[i], count)), kShortKBatchedVariant<T>) << describe(shapes[i]);
+        Geometries g = with_count(layout_combination(static_cast<int>(i) * 5 + 1, case_index<TypeParam>()), count);
+        g.a.gap = 3;
+        g.c.gap = 1;
+        check_gemm_argmax<S, T>(rng, shapes[i], g, i ? Values::Ties : Values::Typical, {.batched_api = true});
+    }
+}
+
+// One product that fills the GPU with a short K (Batched for 32-bit types) and one with a long K
+// (Tiled), both with ties across slices and tile edges.
+TYPED_TEST(ArgmaxVariantsGpu, LargeProducts) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    const Shape short_k{1000, 777, 300}, long_k{640, 720, 1100};
+    ASSERT_EQ((planned_variant<S, T>(short_k)), kShortKBatchedVariant<T>);
+    ASSERT_EQ((planned_variant<S, T>(long_k)), KernelVariant::Tiled);
+    check_gemm_argmax<S, T>(rng, short_k, layout_combination(3, case_index<TypeParam>()), Values::Ties);
+    check_gemm_argmax<S, T>(rng, long_k, layout_combination(6, case_index<TypeParam>()), Values::Ties);
+}
+
+// NaN, both infinities, -0 and (integers) the ends of the range in some rows and columns, on each
+// variant: the first NaN wins, and -1 stays where nothing beats the zero.
+TYPED_TEST(ArgmaxVariantsGpu, EdgeValues) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    constexpr Semiring ring = S::value;
+    TROPICAL_TEST_RNG(rng);
+    std::vector<T> specials;
+    if constexpr (std::is_floating_point_v<T>) {
+        const T inf = std::numeric_limits<T>::infinity();
+        specials = {std::numeric_limits<T>::quiet_NaN(), inf, -inf, T(-0.0), reference::zero<T>(ring)};
+    } else {
+        specials = {reference::FiniteRange<T>::lowest(ring), reference::FiniteRange<T>::highest(ring),
+                    reference::zero<T>(ring)};
+    }
+    const std::int64_t count = 2 * CudaContext::for_device(0).multiprocessor_count();
+    const std::vector<std::pair<Shape, std::int64_t>> problems = {{{70, 50, 90}, 1}, {{64, 64, 77}, count}};
+    for (const auto& [s, batch] : problems) {
+        const Geometries g = with_count(layout_combination(5, case_index<TypeParam>()), batch);
+        auto a = random_matrix<T>(rng, ring, Values::Ties, s.m, s.k, g.a);
+        auto b = random_matrix<T>(rng, ring, Values::Ties, s.k, s.n, g.b);
+        for (int n = 0; n < 24 * static_cast<int>(batch); ++n) {
+            const T v = specials[static_cast<std::size_t>(n) % specials.size()];
+            const std::int64_t p = rng.integer(0, batch - 1);
+            a.at(p, rng.integer(0, s.m - 1), rng.integer(0, s.k - 1)) = v;
+            b.at(p, rng.integer(0, s.k - 1), rng.integer(0, s.n - 1)) = v;
+        }
+        // Whole rows of A at the zero: their results are the zero with argmax -1.
+        for (std::int64_t k = 0; k < s.k; ++k) a(s.m - 1, k) = reference::zero<T>(ring);
+        const auto c0 = make_matrix<T>(s.m, s.n, g.c);
+        const auto m0 = make_matrix<std::int32_t>(s.m, s.n, g.argmax, kPoison);
+        const auto [expected_c, expected_argmax] = reference_gemm_argmax<T>(ring, a, b, c0, m0);
+        const auto [actual_c, actual_argmax] = gpu_gemm_argmax<S>(a, b, c0, m0, {.batched_api = batch > 1});
+        EXPECT_TRUE(exactly_equal("C", expected_c, actual_c)) << describe(s) << " x " << batch;
+        EXPECT_TRUE(exactly_equal("argmax", expected_argmax, actual_argmax)) << describe(s) << " x " << batch;
+    }
+}
+
+}  // namespace
