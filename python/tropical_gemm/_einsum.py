@@ -90,7 +90,12 @@ def _grouped(t: Tensor, labels: list, groups) -> Tensor:
     where the strides allow)."""
     order = [labels.index(l) for g in groups for l in g]
     shape = t.shape
-    sizes = [math.prod(shape[labels.index(l)] for l in g) for g in groups]
+    sizes = []
+    for g in groups:  # a plain loop: torch.compile traces no generator inside math.prod
+        size = 1
+        for l in g:
+            size *= shape[labels.index(l)]
+        sizes.append(size)
     return t.permute(order).reshape(sizes)
 
 
