@@ -207,3 +207,25 @@ def test_compile_fullgraph(device, backend):
     torch.testing.assert_close(got, want)
     for x, y in zip(traced, eager):
         torch.testing.assert_close(x.grad, y.grad)
+
+
+def test_many_indices_and_the_sublist_form():
+    # A chain of 60 matrices has 61 indices: more than the 52 letters. Non-ASCII characters (as
+    # opt_einsum.get_symbol makes them) and the sublist form of ints both name them.
+    import opt_einsum
+
+    rng = np.random.default_rng(9)
+    mats = [rng.standard_normal((2, 2)) for _ in range(60)]
+    want = mats[0]
+    for m in mats[1:]:
+        want, _ = ref.brute_einsum("ij,jk->ik", [want, m], "maxplus")
+        want = want.astype(np.float64)
+    s = opt_einsum.get_symbol
+    equation = ",".join(s(n) + s(n + 1) for n in range(60)) + "->" + s(0) + s(60)
+    tensors = [torch.from_numpy(m) for m in mats]
+    torch.testing.assert_close(tg.einsum(equation, *tensors), torch.from_numpy(want))
+    sublists = [x for n, t in enumerate(tensors) for x in (t, [n, n + 1])]
+    torch.testing.assert_close(tg.einsum(*sublists, [0, 60]), torch.from_numpy(want))
+    # The sublist form with '...' and an implicit output.
+    a, b = torch.randn(2, 3, 4), torch.randn(4, 5)
+    torch.testing.assert_close(tg.einsum(a, [..., 0, 1], b, [1, 2]), tg.einsum("...ab,bc", a, b))

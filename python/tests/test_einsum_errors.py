@@ -73,3 +73,12 @@ def test_cotengra_missing_is_explained(monkeypatch):
     with pytest.raises(tg.UnsupportedError, match="pip install cotengra"):
         tg.einsum("ij,jk,k", A, B, torch.zeros(4), optimize="cotengra")
 
+
+
+def test_sublist_form():
+    with pytest.raises(tg.InvalidArgumentError, match="an index list is missing"):
+        tg.einsum(A, [0, 1], B)
+    with pytest.raises(tg.InvalidArgumentError, match="sublist index -1 is not a non-negative int"):
+        tg.einsum(A, [0, -1])
+    with pytest.raises(tg.InvalidArgumentError, match="an index list is missing"):
+        tg.einsum(A, 3)

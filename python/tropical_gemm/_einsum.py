@@ -149,7 +149,9 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
 
     ``equation`` follows :func:`torch.einsum` (letters, ``...``, ``->``; without ``->`` the output
     is the indices that appear once, in alphabetical order, after ``...``); an index repeated in
-    one operand takes its diagonal; a size of 1 broadcasts. ``semiring`` is any of
+    one operand takes its diagonal; a size of 1 broadcasts. For networks of more than 52 indices,
+    any non-ASCII character is an index too (``opt_einsum.get_symbol(n)`` makes them), or use
+    the sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` with ints. ``semiring`` is any of
     :func:`tropical_gemm.matmul`'s; the operands share one dtype (float32, float64, int32, int64)
     and one device (CUDA or CPU). ``optimize`` chooses the order of pairwise contractions: an
     opt_einsum strategy (``"auto"``, ``"greedy"``, ``"optimal"``, ``"dp"``, ``"random-greedy"``,
@@ -160,7 +162,9 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     result, the gradient with respect to each operand is 1 on the entries of one optimal
     assignment and 0 elsewhere. Traceable by ``torch.compile(fullgraph=True)``.
     """
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):  # einsum(eq, [a, b]) as torch takes it
+    if isinstance(equation, Tensor):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        equation, operands = _einsum_plan.sublist_equation((equation, *operands))
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):  # einsum(eq, [a, b]) as torch takes it
         operands = tuple(operands[0])
     s = semiring_name(semiring)
     _check_operands(operands)
@@ -184,7 +188,8 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
 
 def einsum_path(equation: str, *shapes, optimize="auto"):
     """The plan :func:`einsum` would follow for operands of these shapes (tuples, or tensors):
-    its pairwise steps, each with its batch, left, right and contracted indices (as ints: letters
-    by their position in A..Za..z, the dimensions of '...' from 52 on)."""
+    its pairwise steps, each with its batch, left, right and contracted indices (as ints: ASCII
+    letters by their position in A..Za..z, other characters by their code point, the dimensions
+    of '...' from ``ELLIPSIS_BASE`` on; ``index_name`` in ``_einsum_plan`` names them)."""
     shapes = tuple(tuple(s.shape) if isinstance(s, Tensor) else tuple(s) for s in shapes)
     return _plan_for(equation, shapes, optimize)

@@ -2,11 +2,13 @@
 pairwise contractions from a path planner, and each contraction classified into batch, left,
 right and contracted indices.
 
-Indices are ints: a letter is its position in ``A..Za..z`` (0..51, which is also the order of the
-implicit output, as NumPy and torch.einsum sort it); the dimensions that ``...`` stands for get
-52, 53, ... from the left. A plan is made of tuples of ints and strings only, so that
-``torch.compile`` can take it as a constant (``einsum`` asks for it through
-``torch.compiler.assume_constant_result``): the planner never runs inside a traced graph.
+Indices are ints: an ASCII letter is its position in ``A..Za..z`` (0..51, which is also the order
+of the implicit output, as NumPy and torch.einsum sort it); any non-ASCII character (as opt_einsum
+allows, for networks of more than 52 indices) is its code point; the dimensions that ``...``
+stands for get ``ELLIPSIS_BASE``, ``ELLIPSIS_BASE + 1``, ... from the left. A plan is made of
+tuples of ints and strings only, so that ``torch.compile`` can take it as a constant (``einsum``
+asks for it through ``torch.compiler.assume_constant_result``): the planner never runs inside a
+traced graph.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import NamedTuple
 from ._native import InvalidArgumentError, UnsupportedError
 
 LETTERS = string.ascii_uppercase + string.ascii_lowercase
-ELLIPSIS_BASE = len(LETTERS)  # the first index of the dimensions that "..." stands for
+ELLIPSIS_BASE = 0x110000  # the first index of the dimensions that "..." stands for: above every code point
+SURROGATES = range(0xD800, 0xE000)  # no characters: never an index
 
 
 def _error(equation: str, what: str) -> InvalidArgumentError:
@@ -39,10 +42,13 @@ def _terms(equation: str, term: str, where: str) -> tuple[list[int], bool]:
             labels.append(-1)
         elif ch in LETTERS:
             labels.append(LETTERS.index(ch))
+        elif ord(ch) > 127:
+            labels.append(ord(ch))
         elif ch == ".":
             raise _error(equation, f"{where} has a '.' that is not part of '...'")
         else:
-            raise _error(equation, f"{where} has {ch!r}; indices are the letters a-z and A-Z (and '...')")
+            raise _error(equation, f"{where} has {ch!r}; indices are the letters a-z and A-Z, or non-ASCII "
+                                   f"characters (and '...')")
     return labels, -1 in labels
 
 
@@ -82,9 +88,9 @@ def parse(equation: str, ndims: tuple[int, ...]) -> tuple[tuple[tuple[int, ...],
         seen = {l for term in expanded for l in term}
         for l in output:
             if output.count(l) > 1:
-                raise _error(equation, f"the output names '{LETTERS[l]}' twice; an output index appears once")
+                raise _error(equation, f"the output names '{index_name(l)}' twice; an output index appears once")
             if l not in seen:
-                raise _error(equation, f"the output index '{LETTERS[l]}' appears in no operand")
+                raise _error(equation, f"the output index '{index_name(l)}' appears in no operand")
     else:  # implicit: "..." first, then the letters that appear once, in alphabetical order
         counts: dict[int, int] = {}
         for term in expanded:
@@ -95,8 +101,41 @@ def parse(equation: str, ndims: tuple[int, ...]) -> tuple[tuple[tuple[int, ...],
 
 
 def index_name(label: int) -> str:
-    """An index as the equation wrote it: its letter, or '...'[d] for a dimension of the ellipsis."""
-    return LETTERS[label] if label < ELLIPSIS_BASE else f"...[{label - ELLIPSIS_BASE}]"
+    """An index as the equation wrote it: its character, or '...'[d] for a dimension of the ellipsis."""
+    if label < len(LETTERS):
+        return LETTERS[label]
+    return chr(label) if label < ELLIPSIS_BASE else f"...[{label - ELLIPSIS_BASE}]"
+
+
+def sublist_equation(arguments) -> tuple[str, tuple]:
+    """The equation and operands of einsum's sublist form, einsum(a, [0, 1], b, [1, 2], [0, 2]) (as
+    NumPy and torch.einsum take it): ints as indices (0..51 are the letters A..Za..z, larger ones
+    other characters), Ellipsis as '...'."""
+    arguments = list(arguments)
+    output = arguments.pop() if len(arguments) % 2 else None  # an odd count: the last is the output's
+    operands, terms = arguments[0::2], arguments[1::2]
+    if any(not isinstance(x, (list, tuple)) for x in terms + ([] if output is None else [output])):
+        raise InvalidArgumentError("tropical_gemm.einsum: the sublist form alternates operands and their index lists "
+                                   "(einsum(a, [0, 1], b, [1, 2], [0, 2])); an index list is missing")
+
+    def symbol(x) -> str:
+        if x is Ellipsis:
+            return "..."
+        if not isinstance(x, int) or x < 0:
+            raise InvalidArgumentError(f"tropical_gemm.einsum: sublist index {x!r} is not a non-negative int (or ...)")
+        if x < len(LETTERS):
+            return LETTERS[x]
+        code = 0x100 + x - len(LETTERS)
+        code += len(SURROGATES) if code >= SURROGATES.start else 0
+        if code >= ELLIPSIS_BASE:
+            raise InvalidArgumentError(f"tropical_gemm.einsum: sublist index {x} is too large")
+        return chr(code)
+
+    def term(sub) -> str:
+        return "".join(symbol(x) for x in sub)
+
+    equation = ",".join(term(t) for t in terms) + ("" if output is None else "->" + term(output))
+    return equation, tuple(operands)
 
 
 def sizes_of(equation: str, inputs, shapes) -> dict[int, int]:
@@ -121,10 +160,6 @@ def sizes_of(equation: str, inputs, shapes) -> dict[int, int]:
 # --- the path -----------------------------------------------------------------------------------
 
 
-def _symbols(labels) -> str:
-    import opt_einsum
-
-    return "".join(opt_einsum.get_symbol(l) for l in labels)
 
 
 def _optimizer(optimize):
@@ -155,7 +190,9 @@ def contraction_path(equation: str, inputs, output, sizes, optimize) -> list[tup
     except ImportError:
         raise UnsupportedError("tropical_gemm.einsum needs opt_einsum to order the contractions of 3 or more "
                                "operands: pip install opt_einsum (or pass a path as optimize=[(0, 1), ...])") from None
-    spec = ",".join(_symbols(t) for t in inputs) + "->" + _symbols(output)
+    # opt_einsum's own symbols, one per index (it reads no '...').
+    symbol = {l: opt_einsum.get_symbol(n) for n, l in enumerate(sorted(sizes))}
+    spec = ",".join("".join(symbol[l] for l in t) for t in inputs) + "->" + "".join(symbol[l] for l in output)
     shapes = [tuple(sizes[l] for l in t) for t in inputs]
     try:
         path, _ = opt_einsum.contract_path(spec, *shapes, shapes=True, optimize=_optimizer(optimize))
