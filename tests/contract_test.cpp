@@ -106,16 +106,28 @@ TEST(HostContract, ChecksItsArguments) {
     auto a = dense_tensor<const float>(x.data(), {3, 4}, {'i', 'k'});
     auto b = dense_tensor<const float>(x.data(), {5, 2}, {'k', 'j'});
     std::vector<float> out(6);
-    EXPECT_THAT([&] { host::contract<MaxPlus>(a, b, dense_tensor(out.data(), {3, 2}, {'i', 'j'})); },
-                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("label 107 has size 4 in tensor A but 5 in tensor B")));
+    EXPECT_THAT(
+        [&] {
+            host::contract<MaxPlus>(a, b, dense_tensor(out.data(), {3, 2}, {'i', 'j'}));
+        },
+        ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("label 107 has size 4 in tensor A but 5 in tensor B")));
     auto b_ok = dense_tensor<const float>(x.data(), {4, 2}, {'k', 'j'});
-    EXPECT_THAT([&] { host::contract<MaxPlus>(a, b_ok, dense_tensor(out.data(), {3, 2}, {'i', 'z'})); },
-                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("label 122 of tensor C appears in neither A nor B")));
-    EXPECT_THAT([&] { host::contract<MaxPlus>(a, b_ok, dense_tensor(out.data(), {3, 3}, {'i', 'i'})); },
-                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("tensor C repeats label 105")));
+    EXPECT_THAT(
+        [&] {
+            host::contract<MaxPlus>(a, b_ok, dense_tensor(out.data(), {3, 2}, {'i', 'z'}));
+        },
+        ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("label 122 of tensor C appears in neither A nor B")));
+    EXPECT_THAT(
+        [&] {
+            host::contract<MaxPlus>(a, b_ok, dense_tensor(out.data(), {3, 3}, {'i', 'i'}));
+        },
+        ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("tensor C repeats label 105")));
     auto diagonal = dense_tensor<const float>(x.data(), {3, 4}, {'i', 'i'});
-    EXPECT_THAT([&] { host::contract<MaxPlus>(diagonal, b_ok, dense_tensor(out.data(), {3, 2}, {'i', 'j'})); },
-                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("repeats label 105 over dimensions of sizes 3 and 4")));
+    EXPECT_THAT(
+        [&] {
+            host::contract<MaxPlus>(diagonal, b_ok, dense_tensor(out.data(), {3, 2}, {'i', 'j'}));
+        },
+        ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("repeats label 105 over dimensions of sizes 3 and 4")));
     EXPECT_THROW(dense_tensor<float>(x.data(), {3, 4}, {'i'}), InvalidArgument);
 }
 
@@ -143,7 +155,8 @@ TEST(ContractCApi, StatusesAndMessages) {
 TEST(ContractCApi, TheGpuPathSaysWhatNeedsABuffer) {
     // Refused before any GPU is touched: a label that one input alone holds, and strides with no view.
     std::vector<float> x(40);
-    const std::int64_t s3[] = {3, 4, 2}, st3[] = {8, 2, 1}, s2[] = {4, 5}, st2[] = {5, 1}, sc[] = {3, 5}, stc[] = {5, 1};
+    const std::int64_t s3[] = {3, 4, 2}, st3[] = {8, 2, 1}, s2[] = {4, 5}, st2[] = {5, 1}, sc[] = {3, 5},
+                       stc[] = {5, 1};
     const std::int32_t ikx[] = {'i', 'k', 'x'}, kj[] = {'k', 'j'}, ij[] = {'i', 'j'};
     const tropical_tensor a{x.data(), 3, s3, st3, ikx}, b{x.data(), 2, s2, st2, kj}, c{x.data(), 2, sc, stc, ij};
     EXPECT_EQ(tropical_contract(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, nullptr), TROPICAL_UNSUPPORTED);

@@ -26,8 +26,7 @@ void refuse_accumulate(int32_t accumulate) {
 extern "C" {
 
 tropical_status tropical_contract(tropical_semiring s, tropical_dtype t, const tropical_tensor* a,
-                                  const tropical_tensor* b, const tropical_tensor* c,
-                                  const tropical_options* options) {
+                                  const tropical_tensor* b, const tropical_tensor* c, const tropical_options* options) {
     return tropical::detail::guarded([&] {
         tropical::GemmOptions o;
         if (options) {
@@ -38,7 +37,8 @@ tropical_status tropical_contract(tropical_semiring s, tropical_dtype t, const t
             o.device = options->device_hint - 1;
         }
         tropical::detail::contract(tropical::detail::semiring_from_c(raw(s)), tropical::detail::dtype_from_c(raw(t)),
-                                   tensor_from_c(a, "the tensor descriptor a"), tensor_from_c(b, "the tensor descriptor b"),
+                                   tensor_from_c(a, "the tensor descriptor a"),
+                                   tensor_from_c(b, "the tensor descriptor b"),
                                    tensor_from_c(c, "the tensor descriptor c"), o);
     });
 }
@@ -52,11 +52,10 @@ tropical_status tropical_host_contract(tropical_semiring s, tropical_dtype t, co
             refuse_accumulate(options->accumulate);
             o.threads = options->threads;
         }
-        tropical::detail::host_contract(tropical::detail::semiring_from_c(raw(s)),
-                                        tropical::detail::dtype_from_c(raw(t)),
-                                        tensor_from_c(a, "the tensor descriptor a"),
-                                        tensor_from_c(b, "the tensor descriptor b"),
-                                        tensor_from_c(c, "the tensor descriptor c"), o);
+        tropical::detail::host_contract(
+            tropical::detail::semiring_from_c(raw(s)), tropical::detail::dtype_from_c(raw(t)),
+            tensor_from_c(a, "the tensor descriptor a"), tensor_from_c(b, "the tensor descriptor b"),
+            tensor_from_c(c, "the tensor descriptor c"), o);
     });
 }
 

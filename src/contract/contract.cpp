@@ -111,19 +111,22 @@ void contract(Semiring s, DType dtype, const TensorRef& a_ref, const TensorRef& 
     const Roles r = classify(a, b, c);
     const char* no_buffers = "the GPU path allocates nothing; tropical::host::contract and the Python einsum make it";
     if (!r.a_only.empty() || !r.b_only.empty())
-        throw Unsupported(fmt::format("tropical::contract: labels {} of {} appear in no other tensor and must be "
-                                      "reduced first, into a buffer: {} (or reduce them with tropical::gemm by a "
-                                      "vector of the semiring's one)",
-                                      r.a_only.empty() ? r.b_only : r.a_only, r.a_only.empty() ? "B" : "A",
-                                      no_buffers));
+        throw Unsupported(
+            fmt::format("tropical::contract: labels {} of {} appear in no other tensor and must be "
+                        "reduced first, into a buffer: {} (or reduce them with tropical::gemm by a "
+                        "vector of the semiring's one)",
+                        r.a_only.empty() ? r.b_only : r.a_only, r.a_only.empty() ? "B" : "A", no_buffers));
     const auto va = matrix_view(a, r.batch, r.left, r.contracted);
     const auto vb = matrix_view(b, r.batch, r.contracted, r.right);
     const auto vc = matrix_view(c, r.batch, r.left, r.right, true);
     if (!va || !vb || !vc)
-        throw Unsupported(fmt::format("tropical::contract: the strides of tensor {} admit no batched-matrix view "
-                                      "(batch {}, rows {}, columns {}), which needs a copy: {} (or make it dense)",
-                                      !va ? "A" : !vb ? "B" : "C", r.batch, !vb ? r.contracted : r.left,
-                                      !va ? r.contracted : r.right, no_buffers));
+        throw Unsupported(
+            fmt::format("tropical::contract: the strides of tensor {} admit no batched-matrix view "
+                        "(batch {}, rows {}, columns {}), which needs a copy: {} (or make it dense)",
+                        !va   ? "A"
+                        : !vb ? "B"
+                              : "C",
+                        r.batch, !vb ? r.contracted : r.left, !va ? r.contracted : r.right, no_buffers));
     const std::int64_t count = extent(a, r.batch);
     if (count == 0 || c.count() == 0) return;
     product(s, dtype, *va, *vb, *vc, nullptr, count, options);

@@ -24,23 +24,29 @@ std::int64_t Tensor::count() const {
 
 Tensor read_tensor(const TensorRef& t, const char* name, bool output) {
     if (t.rank < 0 || t.rank > max_tensor_rank)
-        throw InvalidArgument(fmt::format("tensor {} has rank {}; it must lie in 0..{}", name, t.rank, max_tensor_rank));
+        throw InvalidArgument(
+            fmt::format("tensor {} has rank {}; it must lie in 0..{}", name, t.rank, max_tensor_rank));
     if (t.rank > 0 && (!t.sizes || !t.strides || !t.labels))
-        throw InvalidArgument(fmt::format("tensor {} has rank {} but its sizes, strides or labels are NULL", name, t.rank));
+        throw InvalidArgument(
+            fmt::format("tensor {} has rank {} but its sizes, strides or labels are NULL", name, t.rank));
     Tensor out{t.data, {}};
     for (int d = 0; d < t.rank; ++d) {
-        if (t.sizes[d] < 0) throw InvalidArgument(fmt::format("tensor {} has size {} in dimension {}", name, t.sizes[d], d));
-        auto same = std::find_if(out.dims.begin(), out.dims.end(), [&](const Dim& x) { return x.label == t.labels[d]; });
+        if (t.sizes[d] < 0)
+            throw InvalidArgument(fmt::format("tensor {} has size {} in dimension {}", name, t.sizes[d], d));
+        auto same =
+            std::find_if(out.dims.begin(), out.dims.end(), [&](const Dim& x) { return x.label == t.labels[d]; });
         if (same == out.dims.end()) {
             out.dims.push_back({t.sizes[d], t.strides[d], t.labels[d]});
             continue;
         }
         if (output)
-            throw InvalidArgument(fmt::format("tensor C repeats label {}: an output holds each label once", t.labels[d]));
+            throw InvalidArgument(
+                fmt::format("tensor C repeats label {}: an output holds each label once", t.labels[d]));
         if (same->size != t.sizes[d])
-            throw InvalidArgument(fmt::format("tensor {} repeats label {} over dimensions of sizes {} and {}: a repeated "
-                                              "label takes a diagonal, so its sizes must be equal",
-                                              name, t.labels[d], same->size, t.sizes[d]));
+            throw InvalidArgument(
+                fmt::format("tensor {} repeats label {} over dimensions of sizes {} and {}: a repeated "
+                            "label takes a diagonal, so its sizes must be equal",
+                            name, t.labels[d], same->size, t.sizes[d]));
         same->stride += t.strides[d];  // the diagonal steps along both dimensions at once
     }
     return out;
@@ -51,9 +57,10 @@ namespace {
 void check_size(const Dim& d, const Tensor& other, const char* name, const char* other_name) {
     const Dim* o = other.find(d.label);
     if (o && o->size != d.size)
-        throw InvalidArgument(fmt::format("label {} has size {} in tensor {} but {} in tensor {}; the sizes of one "
-                                          "label must be equal",
-                                          d.label, d.size, name, o->size, other_name));
+        throw InvalidArgument(
+            fmt::format("label {} has size {} in tensor {} but {} in tensor {}; the sizes of one "
+                        "label must be equal",
+                        d.label, d.size, name, o->size, other_name));
 }
 
 // The labels in the order of t's strides, outermost first (the order in which dimensions merge).
@@ -129,8 +136,9 @@ std::optional<OperandRef> matrix_view(const Tensor& t, const std::vector<std::in
     }
     if (r.ld < 1) return std::nullopt;  // a broadcast (stride 0) row or column: no leading dimension fits
     if (output && mb->size > 1) {
-        const std::int64_t span = r.rows * r.cols == 0 ? 0 : (r.layout == Layout::RowMajor ? (r.rows - 1) * r.ld + r.cols
-                                                                                            : (r.cols - 1) * r.ld + r.rows);
+        const std::int64_t span = r.rows * r.cols == 0 ? 0
+                                                       : (r.layout == Layout::RowMajor ? (r.rows - 1) * r.ld + r.cols
+                                                                                       : (r.cols - 1) * r.ld + r.rows);
         if (r.batch_stride < span) return std::nullopt;
     }
     return r;
@@ -146,8 +154,8 @@ void copy_elements(const Tensor& from, void* to_data, const Tensor& to, std::siz
     const auto* src = static_cast<const std::byte*>(from.data);
     std::int64_t at_from = 0, at_to = 0;
     for (std::int64_t n = 0; n < total; ++n) {
-        std::memcpy(dst + at_to * static_cast<std::int64_t>(element), src + at_from * static_cast<std::int64_t>(element),
-                    element);
+        std::memcpy(dst + at_to * static_cast<std::int64_t>(element),
+                    src + at_from * static_cast<std::int64_t>(element), element);
         for (std::size_t d = rank; d-- > 0;) {  // the odometer: the last dimension turns fastest
             at_from += from.dims[d].stride, at_to += to_stride[d];
             if (++index[d] < from.dims[d].size) break;
