@@ -22,10 +22,10 @@ fi
 python3 -m venv "$venv"
 py="$venv/bin/python"
 "$py" -m pip install -q --no-cache-dir --upgrade pip
-if ! timeout 1800 "$py" -m pip install -q --no-cache-dir ./ pytest numpy; then
+if ! timeout 1800 "$py" -m pip install -q --no-cache-dir ./ pytest numpy opt_einsum; then
     echo "python/ci.sh: installing the package with PyTorch failed; installing it without PyTorch" \
          "(the tests that need PyTorch skip)" >&2
     "$py" -m pip install -q --no-cache-dir --no-deps ./
-    "$py" -m pip install -q --no-cache-dir pytest numpy
+    "$py" -m pip install -q --no-cache-dir pytest numpy opt_einsum
 fi
 "$venv/bin/pytest" -q -rs -p no:cacheprovider python/tests

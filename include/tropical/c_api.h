@@ -113,6 +113,34 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_backward_b(tropical_semi
                                                                    const tropical_matrix* grad_b, int64_t batch,
                                                                    const tropical_host_options* options);
 
+/* --- binary tensor contractions (tropical/contract.hpp) --------------------------------------------- */
+
+/* A strided tensor whose dimensions carry index labels: element (i0, i1, ...) is at
+ * data + (i0 * strides[0] + i1 * strides[1] + ...) elements. `rank` (0..32) entries each in sizes,
+ * strides and labels. */
+typedef struct tropical_tensor {
+    const void* data;
+    int32_t rank;
+    const int64_t* sizes;
+    const int64_t* strides;
+    const int32_t* labels;
+} tropical_tensor;
+
+/* C = (+) over the labels C lacks of A (x) B, in device memory (tropical::contract): labels in A, B
+ * and C are batch indices, in A or B and C rows or columns, in A and B only contracted; a label
+ * repeated in an input takes its diagonal. Runs as one batched product on views of the tensors; a
+ * contraction that needs a buffer (strides that admit no view, a label that one input alone holds)
+ * is TROPICAL_UNSUPPORTED here. options->accumulate must be 0. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_contract(tropical_semiring semiring, tropical_dtype dtype,
+                                                       const tropical_tensor* a, const tropical_tensor* b,
+                                                       const tropical_tensor* c, const tropical_options* options);
+
+/* The same in host memory, on the CPU, copying or reducing into buffers of its own where needed. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_contract(tropical_semiring semiring, tropical_dtype dtype,
+                                                            const tropical_tensor* a, const tropical_tensor* b,
+                                                            const tropical_tensor* c,
+                                                            const tropical_host_options* options);
+
 /* The SIMD instruction set the CPU kernels use on this machine, as Highway names it ("AVX2", "AVX3"
  * for AVX-512, "SSE4", "NEON"; "EMU128" or "SCALAR" for the portable fallback): a static string. */
 TROPICAL_GEMM_EXPORT const char* tropical_host_simd_target(void);

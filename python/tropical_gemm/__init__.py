@@ -2,6 +2,7 @@
 
     import torch, tropical_gemm
     c = tropical_gemm.matmul(a, b, semiring="maxplus")     # C[i,j] = max_k a[i,k] + b[k,j]
+    e = tropical_gemm.einsum("ij,jk,k->i", a, b, v)         # any network, in einsum's equations
     torch.ops.tropical.gemm(a, b, "minplus")                # the registered op itself
     layer = tropical_gemm.TropicalLinear(64, 32)            # a tropical linear layer
     tropical_gemm.warm_up(dtypes=[torch.float32])           # compile kernels ahead of first use
@@ -38,17 +39,20 @@ except ImportError:  # the ops need PyTorch; the rest of the package does not
 if _torch is not None:
     from . import ops
     from .functional import matmul
+    from ._einsum import einsum, einsum_path
     from .nn import TropicalLinear
 else:
 
     def __getattr__(name: str):
-        if name in ("ops", "matmul", "TropicalLinear", "functional", "nn"):
+        if name in ("ops", "matmul", "einsum", "einsum_path", "TropicalLinear", "functional", "nn"):
             raise ImportError(f"tropical_gemm.{name} needs PyTorch, which is not installed: pip install torch")
         raise AttributeError(f"module 'tropical_gemm' has no attribute {name!r}")
 
 
 __all__ = [
     "matmul",
+    "einsum",
+    "einsum_path",
     "TropicalLinear",
     "ops",
     "reference",

@@ -1,0 +1,109 @@
+#pragma once
+// A binary tensor contraction in a tropical semiring, on strided tensors whose dimensions carry
+// index labels (as in einsum):
+//
+//   C[c-labels] = (+) over the labels C lacks of  A[a-labels] (x) B[b-labels]
+//
+// A label in A, B and C is a batch index; in A (or B) and C, a row (column) index; in A and B but
+// not C, contracted; in A or B alone and not in C, reduced with (+) first. A label repeated in one
+// input takes its diagonal. The contraction becomes one batched product (tropical/gemm.hpp) on
+// strided views of A, B and C wherever their strides allow it. Where they do not, or where an index
+// must be reduced first, the host path copies or reduces into buffers of its own; the GPU path
+// (which allocates nothing) throws tropical::Unsupported, saying which operand needs what.
+// Languages other than C++ get the same engine through tropical_contract / tropical_host_contract
+// (tropical/c_api.h); the Python package's einsum plans whole networks into such steps.
+#include <cstdint>
+#include <initializer_list>
+
+#include <tropical/export.hpp>
+#include <tropical/gemm.hpp>
+#include <tropical/host.hpp>
+#include <tropical/types.hpp>
+
+namespace tropical {
+
+inline constexpr int max_tensor_rank = 32;
+
+// A non-owning view of a tensor: element (i0, i1, ...) is data[i0 * strides[0] + i1 * strides[1] + ...];
+// labels name the dimensions' indices. Strides are in elements; inputs may have stride 0 (broadcast).
+template <class T>
+struct TensorView {
+    T* data = nullptr;
+    int rank = 0;
+    std::int64_t sizes[max_tensor_rank] = {};
+    std::int64_t strides[max_tensor_rank] = {};
+    std::int32_t labels[max_tensor_rank] = {};
+
+    constexpr operator TensorView<const T>() const {
+        TensorView<const T> v;
+        v.data = data, v.rank = rank;
+        for (int d = 0; d < rank && d < max_tensor_rank; ++d)
+            v.sizes[d] = sizes[d], v.strides[d] = strides[d], v.labels[d] = labels[d];
+        return v;
+    }
+};
+
+// A dense row-major (C order) tensor: the last dimension is contiguous. Throws InvalidArgument where
+// sizes and labels differ in number or exceed max_tensor_rank.
+template <class T>
+TensorView<T> dense_tensor(T* data, std::initializer_list<std::int64_t> sizes,
+                           std::initializer_list<std::int32_t> labels) {
+    if (sizes.size() != labels.size() || sizes.size() > static_cast<std::size_t>(max_tensor_rank))
+        throw InvalidArgument("dense_tensor: give one label per dimension, at most max_tensor_rank of them");
+    TensorView<T> v;
+    v.data = data;
+    v.rank = static_cast<int>(sizes.size());
+    int d = 0;
+    for (auto s : sizes) v.sizes[d++] = s;
+    d = 0;
+    for (auto l : labels) v.labels[d++] = l;
+    std::int64_t stride = 1;
+    for (d = v.rank - 1; d >= 0; --d) v.strides[d] = stride, stride *= v.sizes[d];
+    return v;
+}
+
+namespace detail {
+
+// A tensor operand, type-erased: the layout of the C ABI's tropical_tensor.
+struct TensorRef {
+    const void* data = nullptr;
+    std::int32_t rank = 0;
+    const std::int64_t* sizes = nullptr;
+    const std::int64_t* strides = nullptr;
+    const std::int32_t* labels = nullptr;
+};
+
+template <class T>
+TensorRef tensor_ref(const TensorView<T>& v) {
+    return {v.data, v.rank, v.sizes, v.strides, v.labels};
+}
+
+TROPICAL_GEMM_EXPORT void contract(Semiring semiring, DType dtype, const TensorRef& a, const TensorRef& b,
+                                   const TensorRef& c, const GemmOptions& options);
+TROPICAL_GEMM_EXPORT void host_contract(Semiring semiring, DType dtype, const TensorRef& a, const TensorRef& b,
+                                        const TensorRef& c, const host::Options& options);
+
+}  // namespace detail
+
+// C = the contraction of A and B over the labels C lacks, on the GPU (device memory, asynchronous on
+// options.stream, allocating nothing).
+template <SemiringTag S, Element T>
+void contract(const TensorView<const T>& a, const TensorView<const T>& b, const TensorView<T>& c,
+              const GemmOptions& options = {}) {
+    detail::contract(S::value, dtype_of<T>(), detail::tensor_ref(a), detail::tensor_ref(b), detail::tensor_ref(c),
+                     options);
+}
+
+namespace host {
+
+// The same in host memory, on the CPU; synchronous. Copies operands whose strides admit no
+// batched-matrix view and reduces indices held by one input alone, in buffers of its own.
+template <SemiringTag S, Element T>
+void contract(const TensorView<const T>& a, const TensorView<const T>& b, const TensorView<T>& c,
+              const Options& options = {}) {
+    tropical::detail::host_contract(S::value, dtype_of<T>(), tropical::detail::tensor_ref(a),
+                                    tropical::detail::tensor_ref(b), tropical::detail::tensor_ref(c), options);
+}
+
+}  // namespace host
+}  // namespace tropical

@@ -1,0 +1,231 @@
+"""tropical_gemm.einsum against a brute-force loop over every index assignment (einsum_reference):
+random equations of 1-5 operands with batch indices, diagonals, '...' and broadcasting, in every
+semiring and dtype, on the CPU and (marked gpu) CUDA; gradients against the loop's argmax; the
+planners; views instead of copies; torch.compile."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+pytest.importorskip("opt_einsum")
+import tropical_gemm as tg  # noqa: E402
+from tropical_gemm import _einsum  # noqa: E402
+import einsum_reference as ref  # noqa: E402
+from tropical_reference import DTYPES, SEMIRINGS  # noqa: E402
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def check(equation, arrays, semiring, device, optimize="auto"):
+    want, _ = ref.brute_einsum(equation, arrays, semiring)
+    tensors = [torch.from_numpy(a).to(device) for a in arrays]
+    got = tg.einsum(equation, *tensors, semiring=semiring, optimize=optimize)
+    assert got.dtype == tensors[0].dtype and got.device == tensors[0].device
+    exact = arrays[0].dtype.kind == "i" or semiring in ("maxmin", "minmax")
+    tol = dict(rtol=0, atol=0) if exact else dict(rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got.cpu(), torch.from_numpy(np.asarray(want)), equal_nan=True, **tol,
+                               msg=lambda m: f"{equation} {semiring} {arrays[0].dtype}: {m}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,semiring", list(itertools.product(DTYPES, SEMIRINGS)))
+def test_random_equations(device, dtype, semiring):
+    rng = np.random.default_rng(DTYPES.index(dtype) * 10 + SEMIRINGS.index(semiring))
+    for _ in range(8):
+        equation, shapes = ref.random_equation(rng)
+        check(equation, ref.random_arrays(rng, shapes, dtype, semiring), semiring, device)
+
+
+CASES = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),  # a product
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),  # batched
+    ("bij,bjk->bki", [(2, 3, 4), (1, 4, 5)]),  # a batch of 1 broadcasts; output permuted
+    ("i,j->ij", [(3,), (4,)]),  # outer product
+    ("ii->", [(3, 3)]),  # trace
+    ("iij->j", [(3, 3, 2)]),  # a diagonal, then a sum
+    ("ii->i", [(4, 4)]),  # a diagonal kept
+    ("ij->ji", [(3, 4)]),  # a transposition
+    ("ij->", [(3, 4)]),  # everything reduced
+    ("ijk,k->", [(2, 3, 4), (4,)]),  # an index of one operand reduced before the product
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (3, 4, 2)]),  # '...' broadcasts
+    ("...,...->...", [(2, 3), (3,)]),
+    ("ij,jk", [(3, 4), (4, 2)]),  # implicit output: 'ik'
+    ("ba,ac,cd,db->", [(2, 3), (3, 2), (2, 3), (3, 2)]),  # a ring
+    ("ij,jk,kl,lm,mi->i", [(2, 3), (3, 2), (2, 3), (3, 2), (2, 2)]),
+    ("i,i,i->i", [(3,), (3,), (3,)]),  # an index in three operands (a hyperedge)
+    ("ij,ij->ij", [(2, 3), (2, 3)]),  # nothing contracted: a batch of 1x1 products
+    ("ij,kl->", [(2, 3), (3, 2)]),
+    ("", [()]),  # a scalar
+    (",->", [(), ()]),
+    ("ij,jk->ik", [(2, 0), (0, 3)]),  # an empty contraction: the zero
+    ("ij,jk->ik", [(0, 3), (3, 2)]),  # an empty output
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("semiring", SEMIRINGS)
+@pytest.mark.parametrize("equation,shapes", CASES, ids=[c[0] or "scalar" for c in CASES])
+def test_cases(device, semiring, equation, shapes):
+    rng = np.random.default_rng(len(equation))
+    for dtype in ("float32", "int64"):
+        check(equation, ref.random_arrays(rng, shapes, dtype, semiring), semiring, device)
+
+
+@pytest.mark.parametrize("semiring", SEMIRINGS)
+def test_specials_propagate(semiring):
+    # NaN propagates; the zero (-inf in MaxPlus) is absorbing; an empty index gives the zero.
+    rng = np.random.default_rng(3)
+    a, b, c = ref.random_arrays(rng, [(3, 4), (4, 2), (2,)], "float64", semiring)
+    a[0, 1] = np.nan
+    b[2, :] = float(ref.zero(semiring, np.float64))
+    check("ij,jk,k->i", [a, b, c], semiring, "cpu")
+    check("ij,jk,k->ik", [a, b, c], semiring, "cpu")
+
+
+def test_operands_as_a_list_and_torch_agreement():
+    # In the ordinary semiring's place torch.einsum has no tropical twin, but MaxPlus on one operand is
+    # amax, and the list form is accepted as torch.einsum accepts it.
+    x = torch.randn(3, 4, 5, dtype=torch.float64)
+    torch.testing.assert_close(tg.einsum("ijk->ik", [x]), x.amax(1))
+    torch.testing.assert_close(tg.einsum("ijk->kj", x, semiring="min_plus"), x.amin(0).t())
+
+
+@pytest.mark.parametrize("optimize", ["greedy", "optimal", "dp", "random-greedy", "auto-hq",
+                                      [(0, 1), (0, 1), (0, 1)], [(1, 2, 3), (0, 1)], [(0, 1, 2, 3)]])
+def test_planners_agree(optimize):
+    rng = np.random.default_rng(5)
+    equation = "ab,bc,cd,da->"
+    arrays = ref.random_arrays(rng, [(2, 3), (3, 2), (2, 3), (3, 2)], "float64", "maxplus")
+    check(equation, arrays, "maxplus", "cpu", optimize=optimize)
+
+
+def test_cotengra_planner():
+    pytest.importorskip("cotengra")
+    rng = np.random.default_rng(6)
+    arrays = ref.random_arrays(rng, [(2, 3), (3, 2), (2, 3), (3, 2)], "float64", "minplus")
+    check("ab,bc,cd,da->", arrays, "minplus", "cpu", optimize="cotengra")
+
+
+def test_pairwise_plan_classifies_indices():
+    plan = tg.einsum_path("bij,bjk,bk->bi", (2, 3, 4), (2, 4, 5), (2, 5), optimize=[(0, 1), (0, 1)])
+    first, second = plan.steps
+    letter = lambda ls: "".join(sorted(_einsum._einsum_plan.LETTERS[l] for l in ls))  # noqa: E731
+    assert (letter(first.batch), letter(first.left), letter(first.right), letter(first.contracted)) == ("b", "i", "k", "j")
+    assert (letter(second.batch), letter(second.left), letter(second.right), letter(second.contracted)) == ("b", "", "i", "k")
+
+
+def test_contraction_views_without_copy():
+    # Contiguous operands of a batched product reshape into (batch, M, K) and (batch, K, N) as views.
+    a = torch.randn(2, 3, 4, 5)  # b i j k: batch b, left i, contracted j k
+    b = torch.randn(2, 5, 4, 6)  # b k j l
+    la, lb = list("bijk"), list("bkjl")
+    a3 = _einsum._grouped(a, la, [["b"], ["i"], _einsum._by_stride(a, la, ["j", "k"])])
+    b3 = _einsum._grouped(b, lb, [["b"], _einsum._by_stride(a, la, ["j", "k"]), ["l"]])
+    assert a3.data_ptr() == a.data_ptr() and a3._base is a
+    assert b3.shape == (2, 20, 6)
+    # A transposed operand comes as a column-major view, not a copy.
+    t = torch.randn(4, 3).t()
+    assert _einsum._grouped(t, ["i", "j"], [["i"], ["j"]])._base is not None
+
+
+# --- gradients ------------------------------------------------------------------------------------
+
+
+def check_gradients(equation, arrays, semiring, device):
+    tensors = [torch.from_numpy(a).to(device).requires_grad_() for a in arrays]
+    out = tg.einsum(equation, *tensors, semiring=semiring)
+    weights = torch.rand(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) + 0.5
+    (out * weights.to(device)).sum().backward()
+    want = ref.expected_gradients(equation, arrays, semiring, weights.numpy())
+    for n, (t, w) in enumerate(zip(tensors, want)):
+        got = t.grad if t.grad is not None else torch.zeros_like(t)
+        torch.testing.assert_close(got.cpu(), torch.from_numpy(w), rtol=1e-9, atol=1e-9,
+                                   msg=lambda m: f"{equation} {semiring}, operand {n}: {m}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("semiring", SEMIRINGS)
+def test_gradients_random_equations(device, semiring):
+    rng = np.random.default_rng(SEMIRINGS.index(semiring) + 100)
+    for _ in range(10):
+        equation, shapes = ref.random_equation(rng, max_assignments=600)
+        if any(0 in s for s in shapes):
+            continue
+        check_gradients(equation, ref.random_arrays(rng, shapes, "float64", semiring, distinct=True), semiring, device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("semiring", SEMIRINGS)
+@pytest.mark.parametrize("equation,shapes", [c for c in CASES if 0 not in sum(c[1], ())], ids=lambda x: str(x))
+def test_gradients_cases(device, semiring, equation, shapes):
+    rng = np.random.default_rng(7)
+    check_gradients(equation, ref.random_arrays(rng, shapes, "float64", semiring, distinct=True), semiring, device)
+
+
+@pytest.mark.parametrize("semiring", ["maxplus", "minplus"])
+def test_gradient_marks_the_optimal_assignment(semiring):
+    # A scalar network: each operand's gradient is 1 on the entries of the optimum and 0 elsewhere.
+    rng = np.random.default_rng(8)
+    equation = "ab,bc,cd,da,a,c->"
+    arrays = ref.random_arrays(rng, [(3, 3), (3, 3), (3, 3), (3, 3), (3,), (3,)], "float64", semiring, distinct=True)
+    tensors = [torch.from_numpy(a).requires_grad_() for a in arrays]
+    tg.einsum(equation, *tensors, semiring=semiring).backward()
+    _, best = ref.brute_einsum(equation, arrays, semiring)
+    at = best[()]
+    for t, term in zip(tensors, equation.split("->")[0].split(",")):
+        onehot = torch.zeros_like(t)
+        onehot[tuple(at[c] for c in term)] = 1
+        assert torch.equal(t.grad, onehot)
+
+
+# --- torch.compile ----------------------------------------------------------------------------------
+
+BACKENDS = ["aot_eager"] + (["inductor"] if os.environ.get("TROPICAL_GEMM_TEST_INDUCTOR") == "1" else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compile_fullgraph(device, backend):
+    torch._dynamo.reset()
+
+    def energy(a, b, c, d):
+        return tg.einsum("ij,jk,kl,...li->...", a, b, c, d, semiring="maxplus", optimize="greedy")
+
+    g = torch.Generator().manual_seed(0)
+    inputs = [torch.randn(s, dtype=torch.float64, generator=g).to(device) for s in [(3, 4), (4, 2), (2, 3), (2, 3, 3)]]
+    eager = [x.clone().requires_grad_() for x in inputs]
+    traced = [x.clone().requires_grad_() for x in inputs]
+    want = energy(*eager)
+    want.sum().backward()
+    got = torch.compile(energy, fullgraph=True, backend=backend)(*traced)
+    got.sum().backward()
+    torch.testing.assert_close(got, want)
+    for x, y in zip(traced, eager):
+        torch.testing.assert_close(x.grad, y.grad)
+
+
+def test_many_indices_and_the_sublist_form():
+    # A chain of 60 matrices has 61 indices: more than the 52 letters. Non-ASCII characters (as
+    # opt_einsum.get_symbol makes them) and the sublist form of ints both name them.
+    import opt_einsum
+
+    rng = np.random.default_rng(9)
+    mats = [rng.standard_normal((2, 2)) for _ in range(60)]
+    want = mats[0]
+    for m in mats[1:]:
+        want, _ = ref.brute_einsum("ij,jk->ik", [want, m], "maxplus")
+        want = want.astype(np.float64)
+    s = opt_einsum.get_symbol
+    equation = ",".join(s(n) + s(n + 1) for n in range(60)) + "->" + s(0) + s(60)
+    tensors = [torch.from_numpy(m) for m in mats]
+    torch.testing.assert_close(tg.einsum(equation, *tensors), torch.from_numpy(want))
+    sublists = [x for n, t in enumerate(tensors) for x in (t, [n, n + 1])]
+    torch.testing.assert_close(tg.einsum(*sublists, [0, 60]), torch.from_numpy(want))
+    # The sublist form with '...' and an implicit output.
+    a, b = torch.randn(2, 3, 4), torch.randn(4, 5)
+    torch.testing.assert_close(tg.einsum(a, [..., 0, 1], b, [1, 2]), tg.einsum("...ab,bc", a, b))

@@ -1,0 +1,62 @@
+// The C ABI's binary contractions (tropical_contract, tropical_host_contract): the C arguments
+// range-checked and turned into tropical/contract.hpp's calls; exceptions become statuses.
+#include <tropical/c_api.h>
+#include <tropical/contract.hpp>
+#include <tropical/error.hpp>
+#include "c_api/guard.hpp"
+#include "c_api/request.hpp"
+
+namespace {
+
+using tropical::detail::raw;
+using tropical::detail::TensorRef;
+
+TensorRef tensor_from_c(const tropical_tensor* t, const char* name) {
+    tropical::detail::require_pointer(t, name);
+    return {t->data, t->rank, t->sizes, t->strides, t->labels};
+}
+
+void refuse_accumulate(int32_t accumulate) {
+    if (accumulate != 0)
+        throw tropical::InvalidArgument("options.accumulate is not supported by a contraction: set it to 0");
+}
+
+}  // namespace
+
+extern "C" {
+
+tropical_status tropical_contract(tropical_semiring s, tropical_dtype t, const tropical_tensor* a,
+                                  const tropical_tensor* b, const tropical_tensor* c, const tropical_options* options) {
+    return tropical::detail::guarded([&] {
+        tropical::GemmOptions o;
+        if (options) {
+            refuse_accumulate(options->accumulate);
+            if (options->device_hint < 0)
+                throw tropical::InvalidArgument("options.device_hint must be 0 (no hint) or TROPICAL_DEVICE_HINT(d)");
+            o.stream = static_cast<tropical::Stream>(options->stream);
+            o.device = options->device_hint - 1;
+        }
+        tropical::detail::contract(tropical::detail::semiring_from_c(raw(s)), tropical::detail::dtype_from_c(raw(t)),
+                                   tensor_from_c(a, "the tensor descriptor a"),
+                                   tensor_from_c(b, "the tensor descriptor b"),
+                                   tensor_from_c(c, "the tensor descriptor c"), o);
+    });
+}
+
+tropical_status tropical_host_contract(tropical_semiring s, tropical_dtype t, const tropical_tensor* a,
+                                       const tropical_tensor* b, const tropical_tensor* c,
+                                       const tropical_host_options* options) {
+    return tropical::detail::guarded([&] {
+        tropical::host::Options o;
+        if (options) {
+            refuse_accumulate(options->accumulate);
+            o.threads = options->threads;
+        }
+        tropical::detail::host_contract(
+            tropical::detail::semiring_from_c(raw(s)), tropical::detail::dtype_from_c(raw(t)),
+            tensor_from_c(a, "the tensor descriptor a"), tensor_from_c(b, "the tensor descriptor b"),
+            tensor_from_c(c, "the tensor descriptor c"), o);
+    });
+}
+
+}  // extern "C"

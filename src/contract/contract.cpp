@@ -1,0 +1,135 @@
+// tropical::contract and tropical::host::contract (tropical/contract.hpp): the labels classified,
+// then one batched product (batch, M, K) (x) (batch, K, N) -> (batch, M, N) on views of the operands.
+// The host path falls back to buffers of its own (a dense copy of an operand whose strides admit no
+// view, the (+)-reduction of indices one input alone holds, the output written through a buffer);
+// the GPU path allocates nothing and says what it would need instead.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <tropical/contract.hpp>
+#include <tropical/error.hpp>
+#include "contract/tensor_views.hpp"
+
+namespace tropical::detail {
+namespace {
+
+using Labels = std::vector<std::int32_t>;
+
+Labels joined(const Labels& x, const Labels& y) {
+    Labels out = x;
+    out.insert(out.end(), y.begin(), y.end());
+    return out;
+}
+
+// Buffers of the host path, alive until the product has run.
+class Scratch {
+public:
+    void* bytes(std::size_t n) {
+        buffers_.emplace_back(n == 0 ? 1 : n);
+        return buffers_.back().data();
+    }
+
+private:
+    std::vector<std::vector<std::byte>> buffers_;
+};
+
+// t with the labels `gone` reduced by (+): one product (R x K) (x) one(K x 1), in a buffer.
+Tensor reduce_on_host(Semiring s, DType dtype, const Tensor& t, const Labels& gone, Scratch& scratch,
+                      const host::Options& options) {
+    const std::size_t element = size_of(dtype);
+    const Labels keep = labels_except(t, gone);
+    Tensor source = t;
+    auto matrix = matrix_view(source, {}, keep, gone);
+    if (!matrix) {  // no (R x K) view: a dense copy has one
+        void* copy = scratch.bytes(static_cast<std::size_t>(t.count()) * element);
+        const Tensor dense = dense_like(t, joined(keep, gone), copy);
+        copy_elements(t, copy, dense, element);
+        source = dense;
+        matrix = matrix_view(source, {}, keep, gone);
+    }
+    const std::int64_t k = matrix->cols, r = matrix->rows;
+    void* ones = scratch.bytes(static_cast<std::size_t>(k) * element);
+    fill_one(s, dtype, ones, k);
+    void* out = scratch.bytes(static_cast<std::size_t>(r) * element);
+    const OperandRef one_column{ones, k, 1, 1, Layout::RowMajor, 0};
+    const OperandRef result{out, r, 1, 1, Layout::RowMajor, 0};
+    host::detail::product(s, dtype, *matrix, one_column, result, nullptr, 1, options);
+    return dense_like(t, keep, out);
+}
+
+// The operand as a batch of matrices; on the host, a dense copy where its strides admit no view.
+OperandRef view_or_copy(Tensor& t, const Labels& batch, const Labels& rows, const Labels& cols, std::size_t element,
+                        Scratch& scratch) {
+    if (auto v = matrix_view(t, batch, rows, cols)) return *v;
+    void* copy = scratch.bytes(static_cast<std::size_t>(t.count()) * element);
+    const Tensor dense = dense_like(t, joined(joined(batch, rows), cols), copy);
+    copy_elements(t, copy, dense, element);
+    t = dense;
+    return *matrix_view(t, batch, rows, cols);
+}
+
+std::int64_t extent(const Tensor& t, const Labels& labels) {
+    std::int64_t n = 1;
+    for (auto l : labels) n *= t.find(l)->size;
+    return n;
+}
+
+}  // namespace
+
+void host_contract(Semiring s, DType dtype, const TensorRef& a_ref, const TensorRef& b_ref, const TensorRef& c_ref,
+                   const host::Options& options) {
+    Tensor a = read_tensor(a_ref, "A", false), b = read_tensor(b_ref, "B", false);
+    const Tensor c = read_tensor(c_ref, "C", true);
+    const Roles r = classify(a, b, c);
+    const std::size_t element = size_of(dtype);
+    Scratch scratch;
+    if (!r.a_only.empty()) a = reduce_on_host(s, dtype, a, r.a_only, scratch, options);
+    if (!r.b_only.empty()) b = reduce_on_host(s, dtype, b, r.b_only, scratch, options);
+    const OperandRef va = view_or_copy(a, r.batch, r.left, r.contracted, element, scratch);
+    const OperandRef vb = view_or_copy(b, r.batch, r.contracted, r.right, element, scratch);
+    const std::int64_t count = extent(a, r.batch);
+    if (count == 0 || c.count() == 0) return;  // nothing to write
+    const Labels out_order = joined(joined(r.batch, r.left), r.right);
+    auto vc = matrix_view(c, r.batch, r.left, r.right, true);
+    Tensor staged;
+    if (!vc) {  // C's strides admit no view: the product goes to a buffer, then into C
+        staged = dense_like(c, out_order, scratch.bytes(static_cast<std::size_t>(c.count()) * element));
+        vc = matrix_view(staged, r.batch, r.left, r.right, true);
+    }
+    host::detail::product(s, dtype, va, vb, *vc, nullptr, count, options);
+    if (staged.data) copy_elements(staged, const_cast<void*>(c.data), c, element);
+}
+
+void contract(Semiring s, DType dtype, const TensorRef& a_ref, const TensorRef& b_ref, const TensorRef& c_ref,
+              const GemmOptions& options) {
+    const Tensor a = read_tensor(a_ref, "A", false), b = read_tensor(b_ref, "B", false);
+    const Tensor c = read_tensor(c_ref, "C", true);
+    const Roles r = classify(a, b, c);
+    const char* no_buffers = "the GPU path allocates nothing; tropical::host::contract and the Python einsum make it";
+    if (!r.a_only.empty() || !r.b_only.empty())
+        throw Unsupported(
+            fmt::format("tropical::contract: labels {} of {} appear in no other tensor and must be "
+                        "reduced first, into a buffer: {} (or reduce them with tropical::gemm by a "
+                        "vector of the semiring's one)",
+                        r.a_only.empty() ? r.b_only : r.a_only, r.a_only.empty() ? "B" : "A", no_buffers));
+    const auto va = matrix_view(a, r.batch, r.left, r.contracted);
+    const auto vb = matrix_view(b, r.batch, r.contracted, r.right);
+    const auto vc = matrix_view(c, r.batch, r.left, r.right, true);
+    if (!va || !vb || !vc)
+        throw Unsupported(
+            fmt::format("tropical::contract: the strides of tensor {} admit no batched-matrix view "
+                        "(batch {}, rows {}, columns {}), which needs a copy: {} (or make it dense)",
+                        !va   ? "A"
+                        : !vb ? "B"
+                              : "C",
+                        r.batch, !vb ? r.contracted : r.left, !va ? r.contracted : r.right, no_buffers));
+    const std::int64_t count = extent(a, r.batch);
+    if (count == 0 || c.count() == 0) return;
+    product(s, dtype, *va, *vb, *vc, nullptr, count, options);
+}
+
+}  // namespace tropical::detail

@@ -1,0 +1,127 @@
+#pragma once
+// Binary contractions for the tests of tropical::contract, and their brute-force value: a loop over
+// every assignment of the labels, (x) of the two entries, (+) into C. Inputs are small integers
+// (as floats, too), so that every semiring's result is exact in every type.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tropical/contract.hpp>
+
+namespace tropical::testing {
+
+// One operand: its labels (letters), sizes and strides (elements) over a buffer of `span` elements.
+struct TensorSpec {
+    std::string labels;
+    std::vector<std::int64_t> sizes, strides;
+    std::int64_t span = 0;
+};
+
+// A dense row-major tensor, or its dimensions permuted in memory (`memory_order` lists dimension
+// positions, outermost first), or with `pad` elements between each outermost slice.
+inline TensorSpec spec(std::string labels, std::vector<std::int64_t> sizes, std::vector<int> memory_order = {},
+                       std::int64_t pad = 0) {
+    TensorSpec t{labels, sizes, std::vector<std::int64_t>(sizes.size()), 0};
+    if (memory_order.empty())
+        for (int d = 0; d < static_cast<int>(sizes.size()); ++d) memory_order.push_back(d);
+    std::int64_t stride = 1;
+    for (auto it = memory_order.rbegin(); it != memory_order.rend(); ++it) {
+        t.strides[static_cast<std::size_t>(*it)] = stride;
+        stride *= sizes[static_cast<std::size_t>(*it)];
+    }
+    if (!memory_order.empty() && pad) {  // slices of the outermost dimension pad apart
+        const auto outer = static_cast<std::size_t>(memory_order.front());
+        t.strides[outer] += pad;
+    }
+    t.span = 1;
+    for (std::size_t d = 0; d < sizes.size(); ++d) t.span += (sizes[d] - 1) * t.strides[d];
+    for (auto s : sizes)
+        if (s == 0) t.span = 1;
+    return t;
+}
+
+template <class T>
+TensorView<T> view_of(const TensorSpec& s, T* data) {
+    TensorView<T> v;
+    v.data = data;
+    v.rank = static_cast<int>(s.sizes.size());
+    for (int d = 0; d < v.rank; ++d) {
+        const auto u = static_cast<std::size_t>(d);
+        v.sizes[d] = s.sizes[u], v.strides[d] = s.strides[u], v.labels[d] = s.labels[u];
+    }
+    return v;
+}
+
+template <class T>
+T zero_of(Semiring s) {
+    using L = std::numeric_limits<T>;
+    const bool max = s == Semiring::MaxPlus || s == Semiring::MaxMin;
+    if (s == Semiring::MaxMul) return T(0);
+    if (L::has_infinity) return max ? -L::infinity() : L::infinity();
+    return max ? L::lowest() : L::max();
+}
+
+template <class T>
+T times(Semiring s, T x, T y) {
+    switch (s) {
+    case Semiring::MaxPlus:
+    case Semiring::MinPlus:
+        if (!std::numeric_limits<T>::has_infinity && (x == zero_of<T>(s) || y == zero_of<T>(s))) return zero_of<T>(s);
+        return x + y;
+    case Semiring::MaxMul: return x * y;
+    case Semiring::MaxMin: return std::min(x, y);
+    case Semiring::MinMax: return std::max(x, y);
+    }
+    return x;
+}
+
+template <class T>
+T plus(Semiring s, T x, T y) {
+    const bool max = s == Semiring::MaxPlus || s == Semiring::MaxMul || s == Semiring::MaxMin;
+    return max ? std::max(x, y) : std::min(x, y);
+}
+
+// The contraction by brute force, into a dense row-major C of c's sizes.
+template <class T>
+std::vector<T> brute_contract(Semiring s, const TensorSpec& a, const std::vector<T>& da, const TensorSpec& b,
+                              const std::vector<T>& db, const TensorSpec& c) {
+    std::map<char, std::int64_t> sizes;
+    for (const TensorSpec* t : {&a, &b, &c})
+        for (std::size_t d = 0; d < t->labels.size(); ++d) sizes[t->labels[d]] = t->sizes[d];
+    std::vector<char> labels;
+    std::int64_t total = 1, out_count = 1;
+    for (auto [l, n] : sizes) labels.push_back(l), total *= n;
+    for (auto n : c.sizes) out_count *= n;
+    std::vector<T> out(static_cast<std::size_t>(out_count), zero_of<T>(s));
+    std::map<char, std::int64_t> at;
+    auto offset = [&](const TensorSpec& t) {
+        std::int64_t o = 0;
+        for (std::size_t d = 0; d < t.labels.size(); ++d) o += at[t.labels[d]] * t.strides[d];
+        return static_cast<std::size_t>(o);
+    };
+    for (std::int64_t n = 0; n < total; ++n) {
+        std::int64_t rest = n;
+        for (auto it = labels.rbegin(); it != labels.rend(); ++it) at[*it] = rest % sizes[*it], rest /= sizes[*it];
+        std::int64_t pos = 0;
+        for (std::size_t d = 0; d < c.labels.size(); ++d) pos = pos * c.sizes[d] + at[c.labels[d]];
+        T& slot = out[static_cast<std::size_t>(pos)];
+        slot = plus(s, slot, times(s, da[offset(a)], db[offset(b)]));
+    }
+    return out;
+}
+
+// Random small integers for an operand's buffer (MaxMul's non-negative).
+template <class T>
+std::vector<T> random_values(std::int64_t count, Semiring s, std::mt19937& rng) {
+    std::uniform_int_distribution<int> pick(s == Semiring::MaxMul ? 0 : -9, 9);
+    std::vector<T> v(static_cast<std::size_t>(count));
+    for (T& x : v) x = static_cast<T>(pick(rng));
+    return v;
+}
+
+}  // namespace tropical::testing
