@@ -82,7 +82,7 @@ bool parse_options(int argc, char** argv, Options& options, bool& help) {
             help = true;
             return true;
         }
-        std::int64_t* size = arg == "--batch" ? &options.batch
+        std::int64_t* size = arg == "--batch"    ? &options.batch
                              : arg == "--states" ? &options.states
                              : arg == "--steps"  ? &options.steps
                                                  : nullptr;
@@ -159,9 +159,9 @@ Decoded walk_back(const Model& m, const std::vector<float>& final_scores, const 
 
 struct Run {
     Decoded decoded;
-    double first_ms = 0;     // GPU only: one step, which loads (or compiles) the kernel
-    double steps_ms = 0;     // the T steps, from the first launch to the last result being ready
-    double walk_back_ms = 0; // copying the back-pointers to the host (GPU) and walking back
+    double first_ms = 0;      // GPU only: one step, which loads (or compiles) the kernel
+    double steps_ms = 0;      // the T steps, from the first launch to the last result being ready
+    double walk_back_ms = 0;  // copying the back-pointers to the host (GPU) and walking back
 };
 
 Run decode_on_gpu(const Model& m) {
@@ -204,9 +204,10 @@ Run decode_on_cpu(const Model& m) {
     Run r;
     auto clock = Clock::now();
     for (std::int64_t t = 0; t < T; ++t) {
-        tropical::host::gemm_with_argmax<tropical::MaxPlus>(
-            tropical::row_major<const float>(v.data(), B, S), tropical::row_major<const float>(m.transition.data(), S, S),
-            tropical::row_major(next.data(), B, S), tropical::row_major(back.data() + t * B * S, B, S));
+        tropical::host::gemm_with_argmax<tropical::MaxPlus>(tropical::row_major<const float>(v.data(), B, S),
+                                                            tropical::row_major<const float>(m.transition.data(), S, S),
+                                                            tropical::row_major(next.data(), B, S),
+                                                            tropical::row_major(back.data() + t * B * S, B, S));
         v.swap(next);
     }
     r.steps_ms = milliseconds_since(clock);
@@ -289,10 +290,11 @@ int run(const Options& options) {
 
     const Run r = gpu ? decode_on_gpu(m) : decode_on_cpu(m);
     if (gpu) std::printf("  first step (loads the kernel, or compiles it if the cache is cold): %.1f ms\n", r.first_ms);
-    std::printf("  %lld max-plus steps (%lld x %lld) (x) (%lld x %lld) with argmax on the %s: %.3f ms, %.2f µs per step\n",
-                static_cast<long long>(m.steps), static_cast<long long>(m.batch), static_cast<long long>(m.states),
-                static_cast<long long>(m.states), static_cast<long long>(m.states), gpu ? "GPU" : "CPU", r.steps_ms,
-                1e3 * r.steps_ms / static_cast<double>(m.steps));
+    std::printf(
+        "  %lld max-plus steps (%lld x %lld) (x) (%lld x %lld) with argmax on the %s: %.3f ms, %.2f µs per step\n",
+        static_cast<long long>(m.steps), static_cast<long long>(m.batch), static_cast<long long>(m.states),
+        static_cast<long long>(m.states), static_cast<long long>(m.states), gpu ? "GPU" : "CPU", r.steps_ms,
+        1e3 * r.steps_ms / static_cast<double>(m.steps));
     std::printf("  walk back on the host%s: %.2f ms\n", gpu ? ", after copying the back-pointers from the GPU" : "",
                 r.walk_back_ms);
 
