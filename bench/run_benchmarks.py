@@ -3,8 +3,11 @@
 
     python3 bench/run_benchmarks.py --build build [--filter REGEX] [--out report.md] [--json-dir DIR]
 
-It runs build/bench/throughput_bench and build/bench/startup_bench with Google Benchmark's JSON
-output, then prints one table per suite with the GPU, driver, commit, date and the command line.
+It runs build/bench/throughput_bench, build/bench/startup_bench and build/bench/workloads_bench
+with Google Benchmark's JSON output, then prints one table per suite with the GPU, driver, commit,
+date and the command line. `--suites workloads` runs only the workloads of issue 14 (batched and
+single products with argmax, the Viterbi chain eager and from a CUDA graph, tiny batched products
+as bandwidth, the host cost of one call), with the issue's targets beside them.
 """
 import argparse
 import datetime
@@ -12,6 +15,9 @@ import json
 import os
 import subprocess
 import sys
+
+
+SKIP_EXIT_CODE = 77  # TROPICAL_SKIP_EXIT_CODE of the CMake project: a suite that found no usable GPU
 
 
 def run(cmd):
@@ -45,6 +51,9 @@ def run_suite(binary, filter_regex, json_path):
     result = subprocess.run(cmd, check=False, stdout=sys.stderr)
     if result.returncode == 0 and (not os.path.exists(json_path) or os.path.getsize(json_path) == 0):
         return {"benchmarks": []}  # the filter matched nothing
+    if result.returncode == SKIP_EXIT_CODE:
+        return {"benchmarks": [{"name": os.path.basename(binary), "error_occurred": True,
+                                "error_message": "skipped: no usable CUDA GPU (its log says why)"}]}
     try:
         with open(json_path) as f:
             return json.load(f)
@@ -97,11 +106,42 @@ def startup_table(data):
     return "\n".join(rows)
 
 
+# The targets of issue 14, beside the rows they apply to.
+WORKLOAD_TARGETS = {
+    "chain/viterbi/f32/B64xS256": "graph ≤ 8 µs/step",
+    "host/gemm_call/f32/maxplus/64/device_hint": "≤ 3 µs",
+    "host/gemm_call/f32/maxplus/64/no_hint": "≤ 3 µs",
+}
+
+
+def workloads_table(data):
+    rows = ["| benchmark | median | Tops | of limit | argmax / plain | GB/s | of HBM | eager µs/step | "
+            "graph µs/step | kernel µs | host µs/call | target |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for b in data.get("benchmarks", []):
+        name = short_name(b["name"])
+        if b.get("error_occurred"):
+            message = b.get("error_message", "").splitlines()[0][:80] if b.get("error_message") else ""
+            rows.append(f"| {name} | error: {message} |" + " |" * 10)
+            continue
+        median_us = b.get("median_us")
+        time = "" if median_us is None else (f"{median_us / 1000:.3f} ms" if median_us >= 1000 else f"{median_us:.1f} µs")
+        of_limit, of_hbm = b.get("of_limit"), b.get("of_hbm")
+        cells = [name, time, fmt(b.get("Tops")), "" if of_limit is None else f"{100 * of_limit:.0f}%",
+                 fmt(b.get("argmax_over_plain")), fmt(b.get("GBps"), 0),
+                 "" if of_hbm is None else f"{100 * of_hbm:.0f}%", fmt(b.get("eager_us_per_step")),
+                 fmt(b.get("graph_us_per_step")), fmt(b.get("kernel_us")), fmt(b.get("host_us_per_call")),
+                 WORKLOAD_TARGETS.get(name, "")]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build", help="the CMake build folder")
-    parser.add_argument("--filter", default="", help="regex passed to --benchmark_filter of both suites")
-    parser.add_argument("--suites", default="throughput,startup", help="which suites to run")
+    parser.add_argument("--filter", default="", help="regex passed to --benchmark_filter of every suite run")
+    parser.add_argument("--suites", default="throughput,startup,workloads",
+                        help="which suites to run (comma-separated: throughput, startup, workloads)")
     parser.add_argument("--out", help="write the markdown here (default: stdout)")
     parser.add_argument("--json-dir", default=".", help="where the raw JSON goes")
     parser.add_argument("--by-group", action="store_true",
@@ -146,6 +186,11 @@ def main():
         data = run_suite(os.path.join(args.build, "bench", "startup_bench"), args.filter,
                          os.path.join(args.json_dir, "startup.json"))
         sections += ["#### Start-up (fresh processes; time excludes context creation)", "", startup_table(data), ""]
+    if "workloads" in suites:
+        data = run_suite(os.path.join(args.build, "bench", "workloads_bench"), args.filter,
+                         os.path.join(args.json_dir, "workloads.json"))
+        sections += ["#### Workloads (f32 MaxPlus; the chain is 512 dependent steps with argmax)", "",
+                     workloads_table(data), ""]
     print(write([]))
 
 

@@ -22,13 +22,15 @@
 #include "driver/cuda_driver.hpp"
 #include "support/bench_inputs.hpp"
 #include "support/gpu_timer.hpp"
+#include "support/limits.hpp"
+#include "support/timing.hpp"
 
 using namespace tropical;
 using namespace tropical::bench;
 
 namespace {
 
-std::map<std::string, double> g_limits = {{"f32", 33.4}, {"f64", 16.7}, {"i32", 33.4}, {"i64", 8.4}, {"hbm", 4300}};
+Limits g_limits = default_limits();
 
 enum class Kind { Gemm, Argmax, Batched, BatchedArgmax, BackwardA, BackwardB, Latency };
 
@@ -40,74 +42,9 @@ struct Case {
     Layout la = Layout::RowMajor, lb = Layout::RowMajor, lc = Layout::RowMajor;
 };
 
-std::size_t l2_bytes() {
-    CUdevice device = 0;
-    int bytes = 0;
-    TROPICAL_CU(cuDeviceGet(&device, 0));
-    TROPICAL_CU(cuDeviceGetAttribute(&bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
-    return static_cast<std::size_t>(bytes);
-}
-
 template <class T>
 MatrixView<T> view(T* data, std::int64_t rows, std::int64_t cols, Layout layout) {
     return layout == Layout::RowMajor ? row_major(data, rows, cols) : col_major(data, rows, cols);
-}
-
-// Runs `launch(i)` once untimed (the kernel is compiled or loaded then), then once per benchmark
-// iteration between two events; returns the median seconds.
-double time_launches(benchmark::State& state, const std::function<void(std::size_t)>& launch) {
-    launch(0);
-    GpuTimer timer;
-    std::vector<double> seconds;
-    std::size_t i = 1;
-    for (auto _ : state) {
-        timer.start();
-        launch(i++);
-        const double s = timer.stop();
-        state.SetIterationTime(s);
-        seconds.push_back(s);
-    }
-    std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
-    return seconds[seconds.size() / 2];
-}
-
-// Kernel time per launch: a long product first, so that the `reps` launches timed after it are all
-// queued before the GPU reaches them and run back to back; events around the `reps` launches, so the
-// long product is not counted. Per launch this is the kernel's duration plus the gap between two
-// kernels on a stream. Also stores events around one launch (what a caller waiting for one
-// product sees) in one_launch_us.
-double time_back_to_back(benchmark::State& state, const std::function<void(std::size_t)>& launch) {
-    constexpr int reps = 50;
-    constexpr std::int64_t long_n = 2048;
-    DeviceBuffer<float> la(long_n * long_n), lb(long_n * long_n), lc(long_n * long_n);
-    la.fill_bytes(0);
-    lb.fill_bytes(0);
-    const auto long_product = [&] {
-        gemm<MaxPlus>(la.row_major(long_n, long_n), lb.row_major(long_n, long_n), lc.row_major(long_n, long_n));
-    };
-    long_product();
-    launch(0);
-    GpuTimer timer;
-    std::vector<double> single;
-    for (int i = 0; i < 20; ++i) {
-        timer.start();
-        launch(static_cast<std::size_t>(i));
-        single.push_back(timer.stop());
-    }
-    std::nth_element(single.begin(), single.begin() + 10, single.end());
-    state.counters["one_launch_us"] = single[10] * 1e6;
-    std::vector<double> seconds;
-    std::size_t i = 1;
-    for (auto _ : state) {
-        long_product();
-        timer.start();
-        for (int r = 0; r < reps; ++r) launch(i++);
-        const double s = timer.stop() / reps;
-        state.SetIterationTime(s);
-        seconds.push_back(s);
-    }
-    std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
-    return seconds[seconds.size() / 2];
 }
 
 template <class T, class S>
@@ -282,32 +219,11 @@ void register_all() {
             }
 }
 
-// Reads --limits=f32:33.4,... and removes it from argv before Google Benchmark sees it.
-void take_limits(int& argc, char** argv) {
-    int out = 1;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (!arg.starts_with("--limits=")) {
-            argv[out++] = argv[i];
-            continue;
-        }
-        std::string rest = arg.substr(9);
-        while (!rest.empty()) {
-            const auto comma = rest.find(',');
-            const std::string item = rest.substr(0, comma);
-            rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-            const auto colon = item.find(':');
-            if (colon != std::string::npos) g_limits[item.substr(0, colon)] = std::stod(item.substr(colon + 1));
-        }
-    }
-    argc = out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    take_limits(argc, argv);
+    take_limits(argc, argv, g_limits);
     register_all();
-    for (const auto& [name, value] : g_limits) benchmark::AddCustomContext("limit_" + name, fmt::format("{}", value));
+    record_limits(g_limits);
     return run_or_skip(argc, argv);
 }

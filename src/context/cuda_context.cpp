@@ -10,6 +10,7 @@
 #include <tropical/error.hpp>
 #include "catalogue/catalogue.hpp"
 #include "context/scoped_context.hpp"
+#include "driver/capture_mode.hpp"
 #include "driver/cuda_driver.hpp"
 #include "loader/kernel_binaries.hpp"
 
@@ -77,7 +78,9 @@ CudaContext& CudaContext::for_device(int ordinal) {
     auto& slot = contexts[static_cast<std::size_t>(ordinal)];
     if (CudaContext* existing = slot.load(std::memory_order_acquire)) return *existing;
     // Never destroyed: kernels may be launched from other static destructors at exit, and the driver
-    // releases the primary context itself when the process ends.
+    // releases the primary context itself when the process ends. Created in relaxed capture mode:
+    // a process's first call may be made while its stream captures a graph.
+    const detail::RelaxedCaptureMode relaxed;
     auto* created = new CudaContext(ordinal);
     slot.store(created, std::memory_order_release);
     return *created;
@@ -123,6 +126,9 @@ CUfunc_st* CudaContext::kernel(const KernelInfo& kernel) {
     std::lock_guard lock(s.load_mutexes[kernel.index]);
     if (CUfunction f = slot.load(std::memory_order_acquire)) return f;
     const auto binary = detail::KernelBinaries::process_default().get(kernel, s.arch);
+    // A kernel's first use may come while the caller's stream captures a graph: loading a module is
+    // no stream work, and the capture may not forbid it (driver/capture_mode.hpp).
+    const detail::RelaxedCaptureMode relaxed;
     detail::ScopedContext current(s.primary);
     CUmodule raw = nullptr;
     TROPICAL_CU(cuModuleLoadData(&raw, binary->image.data()));

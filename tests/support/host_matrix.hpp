@@ -141,6 +141,9 @@ public:
     MatrixView<T> view() const { return {buffer_.data(), meta_.rows, meta_.cols, meta_.ld, meta_.layout}; }
     BatchedView<T> batched() const { return {view(), meta_.batch_stride}; }
     void fill_bytes(unsigned char byte) { buffer_.fill_bytes(byte); }
+    // Replaces every byte with those of `host`, a matrix of the same geometry (new inputs for a
+    // launch that keeps its pointers, such as a captured graph).
+    void upload(const HostMatrix<T>& host) { buffer_.upload(host.storage); }
     HostMatrix<T> download() const {
         HostMatrix<T> out = meta_;
         out.storage = buffer_.to_host();

@@ -1,0 +1,281 @@
+// The workloads users run (issue 14), each against what bounds it, f32 MaxPlus throughout:
+//   batched/  batched products with and without argmax (Tops; argmax rows also time their plain
+//             twin, interleaved, and report argmax_over_plain);
+//   product/  one product, plain and with argmax (the same);
+//   chain/    a Viterbi forward pass: T = 512 dependent steps v <- v (x) W with argmax kept for each
+//             step, for B sequences over S states, in µs per step: eager launches, one CUDA graph
+//             replaying all steps, and the kernel time of one step (launches back to back);
+//   bandwidth/ batched products of tiny matrices, as the bytes they must move (A and B read once,
+//             C written once) per second and as a fraction of HBM bandwidth;
+//   host/     the host time of one warm asynchronous tropical::gemm call (64^3 on a stream), with
+//             and without the device hint.
+// GPU work is timed with CUDA events (median of the iterations) on inputs rotated beyond L2, except
+// the chain, whose W stays in L2 as it does in a real decoder.
+//
+//   workloads_bench [--limits=f32:33.4,hbm:4300] [Google Benchmark flags]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <tropical/device_buffer.hpp>
+#include <tropical/gemm.hpp>
+#include "driver/stream_graph.hpp"
+#include "support/bench_inputs.hpp"
+#include "support/gpu_timer.hpp"
+#include "support/limits.hpp"
+#include "support/timing.hpp"
+
+using namespace tropical;
+using namespace tropical::bench;
+using tropical::detail::CapturedGraph;
+using tropical::detail::OwnedStream;
+
+namespace {
+
+Limits g_limits = default_limits();
+
+constexpr std::int64_t kChainSteps = 512;
+
+struct Product {
+    std::int64_t m, n, k, batch = 1;
+    bool with_argmax = false;
+};
+
+double terms_of(const Product& p) {
+    return static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
+           static_cast<double>(p.batch);
+}
+
+// Elements of `batch` matrices of rows x cols.
+std::size_t cells(std::int64_t rows, std::int64_t cols, std::int64_t batch = 1) {
+    return static_cast<std::size_t>(rows * cols * batch);
+}
+
+// Rotated inputs of a product (batched when p.batch > 1) and its launch, plain or with argmax.
+class ProductInputs {
+public:
+    explicit ProductInputs(const Product& p)
+        : p_(p),
+          copies_(copies_to_defeat_l2(static_cast<std::size_t>(bytes(p)), l2_bytes())),
+          a_(cells(p.m, p.k, p.batch), copies_, Semiring::MaxPlus, 1),
+          b_(cells(p.k, p.n, p.batch), copies_, Semiring::MaxPlus, 2),
+          c_(cells(p.m, p.n, p.batch), copies_, Semiring::MaxPlus, 3),
+          argmax_(p.with_argmax ? cells(p.m, p.n, p.batch) : 0, copies_, Semiring::MaxMul, 4) {}
+
+    void launch(std::size_t i, bool with_argmax) const {
+        const auto a = batched(row_major<const float>(a_[i], p_.m, p_.k), p_.m * p_.k);
+        const auto b = batched(row_major<const float>(b_[i], p_.k, p_.n), p_.k * p_.n);
+        const auto c = batched(row_major(c_[i], p_.m, p_.n), p_.m * p_.n);
+        if (with_argmax)
+            gemm_batched_with_argmax<MaxPlus>(a, b, c, batched(row_major(argmax_[i], p_.m, p_.n), p_.m * p_.n),
+                                              p_.batch);
+        else gemm_batched<MaxPlus>(a, b, c, p_.batch);
+    }
+    int copies() const { return copies_; }
+    // What the products move at least: A and B read once, C (and the argmax) written once.
+    static double bytes(const Product& p) {
+        const auto c = static_cast<double>(cells(p.m, p.n, p.batch));
+        return 4.0 *
+               (static_cast<double>(cells(p.m, p.k, p.batch) + cells(p.k, p.n, p.batch)) + c * (p.with_argmax ? 2 : 1));
+    }
+
+private:
+    Product p_;
+    int copies_;
+    RotatingInput<float> a_, b_, c_;
+    RotatingInput<std::int32_t> argmax_;
+};
+
+// batched/ and product/: Tops of the product; an argmax row also times its plain twin on the same
+// inputs, interleaved, so that argmax_over_plain compares like with like.
+void product(benchmark::State& state, Product p) {
+    if (!gpu_available(state)) return;
+    const ProductInputs inputs(p);
+    state.counters["copies"] = inputs.copies();
+    inputs.launch(0, false);
+    inputs.launch(0, p.with_argmax);
+    GpuTimer timer;
+    std::vector<double> plain, timed;
+    std::size_t i = 1;
+    for (auto _ : state) {
+        if (p.with_argmax) {
+            timer.start();
+            inputs.launch(i, false);
+            plain.push_back(timer.stop());
+        }
+        timer.start();
+        inputs.launch(i++, p.with_argmax);
+        const double s = timer.stop();
+        state.SetIterationTime(s);
+        timed.push_back(s);
+    }
+    const double median = median_of(timed);
+    state.counters["median_us"] = median * 1e6;
+    state.counters["Tops"] = 2 * terms_of(p) / median * 1e-12;
+    state.counters["of_limit"] = state.counters["Tops"] / g_limits["f32"];
+    if (p.with_argmax) {
+        const double plain_median = median_of(plain);
+        state.counters["plain_us"] = plain_median * 1e6;
+        state.counters["argmax_over_plain"] = median / plain_median;
+    }
+}
+
+// bandwidth/: the same products reported as the bytes they must move.
+void bandwidth(benchmark::State& state, Product p) {
+    if (!gpu_available(state)) return;
+    const ProductInputs inputs(p);
+    state.counters["copies"] = inputs.copies();
+    const double median = time_launches(state, [&](std::size_t i) { inputs.launch(i, false); });
+    const double gbps = ProductInputs::bytes(p) / median * 1e-9;
+    state.counters["median_us"] = median * 1e6;
+    state.counters["GBps"] = gbps;
+    state.counters["of_hbm"] = gbps / g_limits["hbm"];
+    state.counters["Tops"] = 2 * terms_of(p) / median * 1e-12;
+}
+
+// The forward pass of a Viterbi decoder for `batch` sequences over `states` states: step t reads
+// v_t (B x S; v_0 random), writes v_{t+1} = v_t (x) W and the argmax of step t into its slice of a
+// T x B x S buffer. W (S x S) is the same every step.
+class ViterbiChain {
+public:
+    ViterbiChain(std::int64_t batch, std::int64_t states)
+        : batch_(batch),
+          states_(states),
+          w_(std::span<const float>(random_values<float>(cells(states, states), Semiring::MaxPlus, 5))),
+          v0_(std::span<const float>(random_values<float>(cells(batch, states), Semiring::MaxPlus, 6))),
+          ping_(cells(batch, states)),
+          pong_(cells(batch, states)),
+          argmax_(cells(batch, states, kChainSteps)) {}
+
+    void step(std::int64_t t, const GemmOptions& options) const {
+        const float* in = t == 0 ? v0_.data() : (t % 2 ? ping_.data() : pong_.data());
+        float* out = t % 2 ? pong_.data() : ping_.data();
+        gemm_with_argmax<MaxPlus>(row_major(in, batch_, states_), w_.row_major(states_, states_),
+                                  row_major(out, batch_, states_),
+                                  row_major(argmax_.data() + t * batch_ * states_, batch_, states_), options);
+    }
+    void run(const GemmOptions& options) const {
+        for (std::int64_t t = 0; t < kChainSteps; ++t) step(t, options);
+    }
+
+private:
+    std::int64_t batch_, states_;
+    DeviceBuffer<float> w_, v0_, ping_, pong_;
+    DeviceBuffer<std::int32_t> argmax_;
+};
+
+// chain/: µs per step eager (512 launches timed by events on their stream), replayed from one graph
+// of the 512 steps, and the kernel time of one step (launches back to back behind a long product).
+// Calls pass the device, as PyTorch's ops do. The benchmark's time is the graph's.
+void chain(benchmark::State& state, std::int64_t batch, std::int64_t states) {
+    if (!gpu_available(state)) return;
+    const ViterbiChain chain(batch, states);
+    const OwnedStream stream;
+    const GemmOptions on_stream{stream.get(), false, 0};
+    chain.run(on_stream);  // loads the kernel
+    const CapturedGraph graph(stream, [&] { chain.run(on_stream); });
+    graph.launch(stream);  // the first replay also uploads the graph
+    stream.synchronize();
+
+    GpuTimer timer(stream.get());
+    std::vector<double> eager, replayed;
+    for (auto _ : state) {
+        timer.start();
+        chain.run(on_stream);
+        eager.push_back(timer.stop() / kChainSteps);
+        timer.start();
+        graph.launch(stream);
+        const double s = timer.stop() / kChainSteps;
+        replayed.push_back(s);
+        state.SetIterationTime(s);
+    }
+    BackToBack queue;
+    std::vector<double> kernel;
+    std::size_t i = 0;
+    const GemmOptions on_default_stream{nullptr, false, 0};
+    for (int r = 0; r < 11; ++r)
+        kernel.push_back(queue.seconds_per_launch([&](std::size_t) { chain.step(0, on_default_stream); }, i));
+    state.counters["steps"] = static_cast<double>(kChainSteps);
+    state.counters["eager_us_per_step"] = median_of(eager) * 1e6;
+    state.counters["graph_us_per_step"] = median_of(replayed) * 1e6;
+    state.counters["kernel_us"] = median_of(kernel) * 1e6;
+}
+
+// host/: the host time of one warm call: `calls` launches of a 64^3 product queued on a stream,
+// the host's clock around them, divided by `calls`; the stream drained between iterations (so the
+// launch queue never fills and blocks the host). The benchmark's time is that per call.
+void host_cost(benchmark::State& state, bool device_known) {
+    if (!gpu_available(state)) return;
+    constexpr std::int64_t n = 64;
+    constexpr int calls = 200;
+    DeviceBuffer<float> a(n * n), b(n * n), c(n * n);
+    a.fill_bytes(0), b.fill_bytes(0);
+    const OwnedStream stream;
+    const GemmOptions options{stream.get(), false, device_known ? 0 : -1};
+    const auto call = [&] { gemm<MaxPlus>(a.row_major(n, n), b.row_major(n, n), c.row_major(n, n), options); };
+    call();
+    std::vector<double> per_call;
+    for (auto _ : state) {
+        stream.synchronize();
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i) call();
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
+        state.SetIterationTime(s);
+        per_call.push_back(s);
+    }
+    stream.synchronize();
+    state.counters["host_us_per_call"] = median_of(per_call) * 1e6;
+}
+
+template <class... Args>
+benchmark::internal::Benchmark* add(const std::string& name, benchmark::IterationCount iterations, Args&&... args) {
+    return benchmark::RegisterBenchmark(name.c_str(), std::forward<Args>(args)...)
+        ->UseManualTime()
+        ->Iterations(iterations)
+        ->Unit(benchmark::kMicrosecond);
+}
+
+// Enough timed runs for a stable median: at least 10, more for short kernels.
+benchmark::IterationCount iterations_for(const Product& p) {
+    return static_cast<benchmark::IterationCount>(std::clamp(2e10 / std::max(terms_of(p), 1.0), 10.0, 200.0));
+}
+
+void register_all() {
+    for (auto [count, n] : {std::pair{4096, 128}, std::pair{16384, 64}, std::pair{1024, 256}})
+        for (bool with_argmax : {false, true}) {
+            const Product p{n, n, n, count, with_argmax};
+            add(fmt::format("batched/f32/maxplus/{}x{}/{}", count, n, with_argmax ? "argmax" : "plain"),
+                iterations_for(p), product, p);
+        }
+    for (std::int64_t n : {256, 1024})
+        for (bool with_argmax : {false, true}) {
+            const Product p{n, n, n, 1, with_argmax};
+            add(fmt::format("product/f32/maxplus/{}/{}", n, with_argmax ? "argmax" : "plain"), iterations_for(p),
+                product, p);
+        }
+    for (auto [batch, states] : {std::pair{1, 1024}, std::pair{64, 256}, std::pair{512, 512}, std::pair{4096, 64}})
+        add(fmt::format("chain/viterbi/f32/B{}xS{}", batch, states), 20, chain, batch, states);
+    for (const Product& p : {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}})
+        add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}", p.batch, p.m, p.n, p.k), 100, bandwidth, p);
+    for (bool device_known : {true, false})
+        add(fmt::format("host/gemm_call/f32/maxplus/64/{}", device_known ? "device_hint" : "no_hint"), 100, host_cost,
+            device_known);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    take_limits(argc, argv, g_limits);
+    register_all();
+    record_limits(g_limits);
+    return run_or_skip(argc, argv);
+}
