@@ -20,6 +20,17 @@ tropical_status call(Operation op, std::int32_t semiring, std::int32_t dtype, co
     });
 }
 
+// The status's C++ name, or null for a value outside the list (status.h).
+const char* status_name(std::int32_t status) {
+    switch (status) {
+#define TROPICAL_STATUS_NAME(c_suffix, name, value, words) \
+    case value: return #name;
+        TROPICAL_STATUS_LIST(TROPICAL_STATUS_NAME)
+#undef TROPICAL_STATUS_NAME
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 void set_last_error(const char* message) noexcept {
@@ -38,6 +49,7 @@ void require_pointer(const void* pointer, const char* what) {
 
 using tropical::detail::Operation;
 using tropical::detail::raw;
+using tropical::detail::status_name;
 
 extern "C" {
 
@@ -69,8 +81,10 @@ tropical_status tropical_gemm_backward_b(tropical_semiring s, tropical_dtype t, 
 const char* tropical_last_error_message(void) { return tropical::detail::g_last_error.c_str(); }
 
 const char* tropical_status_string(tropical_status status) {
-    if (!tropical_status_name(status)) return "unknown status";
-    return tropical::to_string(static_cast<tropical::Status>(raw(status)));
+    // Read once as the int it is (raw): a status outside the list may not even be copied as one.
+    const std::int32_t value = raw(status);
+    if (!status_name(value)) return "unknown status";
+    return tropical::to_string(static_cast<tropical::Status>(value));
 }
 
 const char* tropical_semiring_name(tropical_semiring semiring) {
@@ -79,14 +93,6 @@ const char* tropical_semiring_name(tropical_semiring semiring) {
     return tropical::to_string(static_cast<tropical::Semiring>(value)).data();  // a literal: NUL-terminated
 }
 
-const char* tropical_status_name(tropical_status status) {
-    switch (raw(status)) {
-#define TROPICAL_STATUS_NAME(c_suffix, name, value, words) \
-    case value: return #name;
-        TROPICAL_STATUS_LIST(TROPICAL_STATUS_NAME)
-#undef TROPICAL_STATUS_NAME
-    }
-    return nullptr;
-}
+const char* tropical_status_name(tropical_status status) { return status_name(raw(status)); }
 
 }  // extern "C"
