@@ -45,6 +45,18 @@ def edge_weights(rows: range, cols: range, n: int, density: float, seed: int, de
     return torch.where(i == j, torch.zeros((), dtype=dtype, device=device), w)
 
 
+def weight_block(rows: range, cols: range, n: int, density: float, seed: int, device, dtype,
+                 chunk_elements: int = 1 << 26) -> torch.Tensor:
+    """edge_weights a few rows at a time: its int64 temporaries stay small beside a block that fills
+    most of a device."""
+    block = torch.empty(len(rows), len(cols), dtype=dtype, device=device)
+    step = max(1, chunk_elements // max(1, len(cols)))
+    for start in range(0, len(rows), step):
+        part = range(rows.start + start, min(rows.stop, rows.start + start + step))
+        block[start:start + len(part)] = edge_weights(part, cols, n, density, seed, device, dtype)
+    return block
+
+
 def my_block(split: str, n: int, rank: int, world: int, grid) -> tuple[range, range]:
     """The rows and columns of D this rank holds: a block of the grid, a slab of rows ('m'), or all ('k')."""
     if split == "grid":
@@ -72,14 +84,17 @@ def synchronize(device) -> None:
         torch.cuda.synchronize(device)
 
 
-def distributed_apsp(n: int, density: float, seed: int, split: str, device, dtype, panel_width=None):
-    """(this rank's block of the distances, its (rows, cols), seconds per squaring)."""
+def distributed_apsp(n: int, density: float, seed: int, split: str, device, dtype, panel_width=None,
+                     max_squarings=None):
+    """(this rank's block of the distances, its (rows, cols), seconds per squaring). max_squarings
+    stops early (for timing a few squarings of a large graph)."""
     rank, world = dist.get_rank(), dist.get_world_size()
     grid = default_grid(world)
     rows, cols = my_block(split, n, rank, world, grid)
-    d = edge_weights(rows, cols, n, density, seed, device, dtype)
+    d = weight_block(rows, cols, n, density, seed, device, dtype)
     times = []
-    for _ in range(max(1, math.ceil(math.log2(max(n - 1, 1))))):
+    squarings = max(1, math.ceil(math.log2(max(n - 1, 1))))
+    for _ in range(min(squarings, max_squarings or squarings)):
         synchronize(device)
         start = time.perf_counter()
         new = square(d, split, grid, panel_width)
@@ -133,7 +148,7 @@ def main() -> None:
     if args.check:
         whole = td.gather_result(d, args.split, grid=default_grid(world))
         if rank == 0:
-            w = edge_weights(range(args.nodes), range(args.nodes), args.nodes, args.density, args.seed, device,
+            w = weight_block(range(args.nodes), range(args.nodes), args.nodes, args.density, args.seed, device,
                              torch.float32)
             want = single_process_apsp(w).to(device)
             if not torch.equal(whole, want):

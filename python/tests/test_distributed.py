@@ -15,6 +15,7 @@ import time
 import pytest
 
 torch = pytest.importorskip("torch")
+pytest.importorskip("numpy")
 dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():
     pytest.skip("this PyTorch has no torch.distributed with gloo", allow_module_level=True)
@@ -126,8 +127,8 @@ def test_apsp_example_under_torchrun(tmp_path):
     """The example, as its README command launches it, on 2 gloo ranks, checked against one process."""
     example = os.path.join(ROOT, "examples", "distributed_apsp.py")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", example,
-           "--backend", "gloo", "--nodes", "60", "--check"]
+           "--backend", "gloo", "--nodes", "60", "--density", "0.05", "--check"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=tmp_path,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "matches" in done.stdout, done.stdout
+    assert "distances match" in done.stdout, done.stdout

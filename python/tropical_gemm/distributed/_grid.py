@@ -11,6 +11,7 @@ overlaps the product; at most two segments' panels are alive.
 
 from __future__ import annotations
 
+import atexit
 import bisect
 from itertools import accumulate
 
@@ -22,8 +23,11 @@ from ..functional import matmul as local_matmul
 from ._group import WHERE
 from ._keys import combine_in_order, plus_is_max
 
-# (rows, columns) -> (default group, its row groups, its column groups); made once per grid shape.
+# (rows, columns, ranks) -> (default group, its row groups, its column groups); made once per grid.
 _LINE_GROUPS: dict = {}
+# Let go of the groups while the interpreter is whole: a gloo group destroyed during its
+# finalisation can abort the process ("terminate called without an active exception").
+atexit.register(_LINE_GROUPS.clear)
 
 
 def _line_groups(group, rows: int, cols: int):
