@@ -98,7 +98,8 @@ def k_split_case(args, device):
     k = args.k_start
     while True:
         t1 = on_rank0(device, lambda: whole_time(k))
-        grow = on_rank0(device, lambda: float(t1 < args.min_seconds and (m + n) * 2 * k * 4 <= 0.4 * free_bytes(device)))
+        next_fits = (m + n) * 2 * k * 4 <= 0.4 * free_bytes(device) if dist.get_rank() == 0 else False
+        grow = on_rank0(device, lambda: float(t1 < args.min_seconds and next_fits))
         if not grow:
             break
         k *= 2

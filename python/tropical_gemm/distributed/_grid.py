@@ -102,7 +102,9 @@ def segments(ka: list[int], kb: list[int], width: int | None):
 def product(a, b, semiring, group, shards, shape, want_argmax: bool, panel_width):
     rows, cols = shape
     if panel_width is not None and int(panel_width) < 1:
-        raise InvalidArgumentError(f"{WHERE}.matmul: panel_width must be a positive number of columns, got {panel_width}")
+        raise InvalidArgumentError(
+            f"{WHERE}.matmul: panel_width must be a positive number of columns, got {panel_width}"
+        )
     m_cut, n_cut, ka, kb = _block_sizes(shards, rows, cols)
     p, q = divmod(shards.rank, cols)
     row_groups, col_groups = _line_groups(group, rows, cols)

@@ -16,7 +16,7 @@ import torch.distributed as dist
 from torch import Tensor
 
 from .._checks import DTYPES
-from .._native import SEMIRINGS, InvalidArgumentError
+from .._native import SEMIRINGS, InvalidArgumentError, UnsupportedError
 
 SPLITS = ("k", "m", "grid")  # the order gives each split its code in the exchanged metadata
 WHERE = "tropical_gemm.distributed"
@@ -109,7 +109,8 @@ def exchange(group, device: torch.device, what: str, split: str, semiring: str, 
     """One all_gather of a few integers per rank; then the checks that every rank asked for the same
     product (an error names the first rank that differs and how). `semiring` is a canonical name, or
     anything else for an unknown one (reported here, on every rank)."""
-    row = [SPLITS.index(split) if split in SPLITS else -1, SEMIRINGS.get(semiring, -1), DTYPES.get(a.dtype, -1) if a.dtype == b.dtype else -2,
+    dtype = DTYPES.get(a.dtype, -1) if a.dtype == b.dtype else -2
+    row = [SPLITS.index(split) if split in SPLITS else -1, SEMIRINGS.get(semiring, -1), dtype,
            int(argmax), grid[0], grid[1], a.dim(), b.dim(), *_rows_cols(a), *_rows_cols(b)]
     mine = torch.tensor(row, dtype=torch.int64, device=device)
     world = dist.get_world_size(group)
@@ -135,6 +136,11 @@ def exchange(group, device: torch.device, what: str, split: str, semiring: str, 
         raise InvalidArgumentError(f"{WHERE}.{what}: unknown split {split!r}: use one of {SPLITS}, or None to choose")
     if first[1] < 0:
         raise InvalidArgumentError(f"{WHERE}.{what}: unknown semiring {semiring!r}: use one of {sorted(SEMIRINGS)}")
+    if first[2] == -1:
+        raise UnsupportedError(
+            f"{WHERE}.{what}: operands of dtype {a.dtype}; tropical_gemm supports float32, float64, int32 and "
+            f"int64: convert them first"
+        )
     if first[2] == -2:
         raise InvalidArgumentError(
             f"{WHERE}.{what}: a is {a.dtype} but b is {b.dtype}: both must have the same dtype; convert one"

@@ -51,7 +51,9 @@ def sliced_contract(contract: Callable[..., Tensor], operands: Sequence[Tensor],
             f"{sorted(sizes) if sizes else 'none (every entry of dims is None)'}"
         )
     if s not in SEMIRINGS:
-        raise InvalidArgumentError(f"{WHERE}.sliced_contract: unknown semiring {semiring!r}: use one of {sorted(SEMIRINGS)}")
+        raise InvalidArgumentError(
+            f"{WHERE}.sliced_contract: unknown semiring {semiring!r}: use one of {sorted(SEMIRINGS)}"
+        )
     rank, world = dist.get_rank(group), dist.get_world_size(group)
     start, stop = shard_range(sizes.pop(), world, rank)
     pieces = [op if d is None else op.narrow(d, start, stop - start) for op, d in zip(operands, dims)]
