@@ -18,7 +18,7 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
     if constexpr (IsSame<Variant, Small>::value) {
         gemm_small<Cfg, S, T, ARGMAX>(p);
     } else {
-        gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value>(p);
+        gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value, IsSame<Variant, Batched>::value>(p);
     }
 }
 

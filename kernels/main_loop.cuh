@@ -107,7 +107,75 @@ __device__ __forceinline__ bool same_term(T term, T acc) {
     else return bits(term) == bits(acc) || (term != term && acc != acc);
 }
 
-template <class Cfg, class S, class T, bool ARGMAX, bool SPLIT = false>
+// The argmax rescans: the block's (result bits, slice) pairs lie in shared memory (`table`); each
+// result looks in its recorded slice of BK terms for the first k whose term equals it, from global
+// memory, and stores that k (-1 where no slice changed the result). Threads take consecutive
+// columns, so that the loads of B and the stores of argmax coalesce where they can.
+//
+// rescan_each (the Tiled kernels, slices of 16): all 2 * BK loads of a result in flight at once.
+template <class R, class T, int BM, int BN, int BK, int THREADS, class Table>
+__device__ __forceinline__ void rescan_each(const TgGemmParams& p, long long b, long long m0, long long n0, long long K,
+                                            const Table* table) {
+    const long long M = p.m, N = p.n;
+#pragma unroll 1
+    for (int o = threadIdx.x; o < BM * BN; o += THREADS) {
+        const long long row = m0 + o / BN, col = n0 + o % BN;
+        if (row >= M || col >= N) continue;
+        const int2 entry = reinterpret_cast<const int2*>(table)[o];
+        int found = entry.y;
+        if (found >= 0) {
+            const long long k0 = static_cast<long long>(found) * BK;
+            const T* const pa = element<const T>(p.a, b, row, k0);
+            const T* const pb = element<const T>(p.b, b, k0, col);
+            T ta[BK], tb[BK];
+#pragma unroll
+            for (int t = 0; t < BK; ++t) {
+                const bool inside = k0 + t < K;
+                ta[t] = inside ? pa[t * p.a.col_stride] : R::zero();
+                tb[t] = inside ? pb[t * p.b.row_stride] : R::zero();
+            }
+            found = -1;
+#pragma unroll
+            for (int t = BK - 1; t >= 0; --t) {
+                const T term = R::times(R::stage(ta[t]), R::stage(tb[t]));
+                if (k0 + t < K && same_term(term, from_bits(entry.x, T()))) found = static_cast<int>(k0 + t);
+            }
+        }
+        *element<int>(p.argmax, b, row, col) = found;
+    }
+}
+
+// rescan_runs (the Batched argmax kernels, slices of 8 for a short K, where the rescan is a large
+// share of the work): each operand's run of the slice with 128-bit loads where it is contiguous
+// along k, else a pointer walk, and bounds checks only in the last slice. On the H200 this was 10 to
+// 23% faster there than rescan_each, and up to 17% slower in the Tiled kernels (bench/NOTES.md).
+template <class R, class T, int BM, int BN, int BK, int THREADS, class Table>
+__device__ __forceinline__ void rescan_runs(const TgGemmParams& p, long long b, long long m0, long long n0, long long K,
+                                            const Table* table) {
+    const long long M = p.m, N = p.n;
+#pragma unroll 1
+    for (int o = threadIdx.x; o < BM * BN; o += THREADS) {
+        const long long row = m0 + o / BN, col = n0 + o % BN;
+        if (row >= M || col >= N) continue;
+        const int2 entry = reinterpret_cast<const int2*>(table)[o];
+        int found = -1;
+        if (entry.y >= 0) {
+            const long long k0 = static_cast<long long>(entry.y) * BK, inside = K - k0;
+            T ta[BK], tb[BK];
+            load_run<R>(ta, element<const T>(p.a, b, row, k0), p.a.col_stride, inside);
+            load_run<R>(tb, element<const T>(p.b, b, k0, col), p.b.row_stride, inside);
+            const T value = from_bits(entry.x, T());
+#pragma unroll
+            for (int t = BK - 1; t >= 0; --t) {
+                const T term = R::times(R::stage(ta[t]), R::stage(tb[t]));
+                if (t < inside && same_term(term, value)) found = static_cast<int>(k0 + t);
+            }
+        }
+        *element<int>(p.argmax, b, row, col) = found;
+    }
+}
+
+template <class Cfg, class S, class T, bool ARGMAX, bool SPLIT = false, bool RUNS = false>
 __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     using R = Ring<S, T>;
     constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, SK = Cfg::sk, TM = Cfg::tm, TN = Cfg::tn;
@@ -130,6 +198,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     // term). The epilogue rescans that slice's BK terms from global memory for the first k whose
     // term equals the result.
     constexpr bool TRACK = ARGMAX && sizeof(T) == 4;
+    // RUNS: the rescan that loads whole runs (rescan_runs), for the Batched argmax kernels.
     // f64 has no one-instruction NaN-propagating max: the exact compare-select costs 5 instructions
     // per term (two compares). A slice none of whose inputs can make a NaN term (the barrier ORs
     // each thread's verdict on what it staged) takes a 4-instruction compare-select instead, whose
@@ -359,48 +428,10 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                 }
                 if constexpr (TRACK) {
                     // The rescan: each result whose last changing slice is known looks for the
-                    // first k of that slice whose term equals it. Threads take consecutive columns,
-                    // so that the loads of B and the stores of argmax coalesce where they can; each
-                    // thread has the loads of RESCAN results in flight at once (the rescan waits on
-                    // memory: with one result at a time it cost more than the main loop of a short
-                    // K), and a whole slice loads without bounds checks.
+                    // first k of that slice whose term equals it.
                     __syncthreads();
-                    constexpr int RESCAN = 2;
-                    static_assert(BM * BN % (RESCAN * THREADS) == 0, "whole rescan rounds");
-#pragma unroll 1
-                    for (int o0 = threadIdx.x; o0 < BM * BN; o0 += RESCAN * THREADS) {
-                        T ta[RESCAN][BK], tb[RESCAN][BK];
-                        int found[RESCAN];
-                        long long k0[RESCAN];
-#pragma unroll
-                        for (int r = 0; r < RESCAN; ++r) {
-                            const int o = o0 + r * THREADS;
-                            const long long row = m0 + o / BN, col = n0 + o % BN;
-                            found[r] = row < M && col < N ? reinterpret_cast<const int2*>(smem)[o].y : -1;
-                            k0[r] = found[r] >= 0 ? static_cast<long long>(found[r]) * BK : 0;
-                            if (found[r] >= 0) {
-                                load_run<R>(ta[r], element<const T>(p.a, b, row, k0[r]), p.a.col_stride, K - k0[r]);
-                                load_run<R>(tb[r], element<const T>(p.b, b, k0[r], col), p.b.row_stride, K - k0[r]);
-                            }
-                        }
-#pragma unroll
-                        for (int r = 0; r < RESCAN; ++r) {
-                            const int o = o0 + r * THREADS;
-                            const long long row = m0 + o / BN, col = n0 + o % BN;
-                            if (row >= M || col >= N) continue;
-                            int k = -1;
-                            if (found[r] >= 0) {
-                                const T value = from_bits(reinterpret_cast<const int2*>(smem)[o].x, T());
-                                const long long inside = K - k0[r];
-#pragma unroll
-                                for (int t = BK - 1; t >= 0; --t) {
-                                    const T term = R::times(R::stage(ta[r][t]), R::stage(tb[r][t]));
-                                    if (t < inside && same_term(term, value)) k = static_cast<int>(k0[r] + t);
-                                }
-                            }
-                            *element<int>(p.argmax, b, row, col) = k;
-                        }
-                    }
+                    if constexpr (RUNS) rescan_runs<R, T, BM, BN, BK, THREADS>(p, b, m0, n0, K, smem);
+                    else rescan_each<R, T, BM, BN, BK, THREADS>(p, b, m0, n0, K, smem);
                 }
                 // Before the next tile's prologue writes the shared memory the rescan read.
                 if constexpr (TRACK) __syncthreads();
