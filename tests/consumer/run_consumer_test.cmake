@@ -6,7 +6,10 @@
 #         -P run_consumer_test.cmake
 #
 # PREFIX_PATH is the main build's CMAKE_PREFIX_PATH with '|' for ';' (a list does not survive
-# CTest's command line); the install prefix goes in front of it.
+# CTest's command line); the install prefix goes in front of it. DEPENDENCY_LIBRARY_DIR is where the
+# library's own shared dependency (Highway) lies: a system folder on a Debian install, where it adds
+# nothing, or the .deps/ of an offline build (.ci/stage-deps.sh), which neither the linker nor the
+# loader searches by themselves, as they would not for a user's own copy either.
 cmake_minimum_required(VERSION 3.25)
 
 foreach(required BUILD_DIR CONSUMER_DIR WORK_DIR)
@@ -61,6 +64,11 @@ endif()
 if(BUILD_TYPE)
   list(APPEND configure -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
 endif()
+set(run_environment)
+if(DEPENDENCY_LIBRARY_DIR)
+  list(APPEND configure "-DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath-link,${DEPENDENCY_LIBRARY_DIR}")
+  set(run_environment ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${DEPENDENCY_LIBRARY_DIR}")
+endif()
 step("configure the consumer" ${configure})
 step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 
@@ -73,6 +81,6 @@ string(FIND "${found}" "${real_prefix}/" at)
 if(NOT at EQUAL 0)
   message(FATAL_ERROR "the consumer found tropical_gemm in '${found}', not in the install prefix ${prefix}")
 endif()
-step("run the consumer" ${consumer_build}/consumer)
+step("run the consumer" ${run_environment} ${consumer_build}/consumer)
 
 file(REMOVE_RECURSE ${WORK_DIR})
