@@ -185,6 +185,22 @@ def test_gradient_marks_the_optimal_assignment(semiring):
 
 # --- torch.compile ----------------------------------------------------------------------------------
 
+
+def test_plan_is_marked_constant_as_pytorch_marks_it():
+    # _einsum marks its planner as torch.compiler.assume_constant_result would, without importing
+    # torch._dynamo: the mark must be the one that function sets.
+    from tropical_gemm import _einsum
+
+    def probe():
+        return None
+
+    torch.compiler.assume_constant_result(probe)
+    marks = {k: v for k, v in vars(probe).items()}
+    assert marks, "torch.compiler.assume_constant_result set no attribute: update tropical_gemm._einsum"
+    for name, value in marks.items():
+        assert getattr(_einsum._traced_plan, name, None) == value, name
+
+
 BACKENDS = ["aot_eager"] + (["inductor"] if os.environ.get("TROPICAL_GEMM_TEST_INDUCTOR") == "1" else [])
 
 

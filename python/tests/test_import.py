@@ -72,3 +72,20 @@ def test_kernel_names_cover_the_registry():
             assert f"tropical_gemm_{dtype}_{semiring}" in names
             assert f"tropical_gemm_argmax_{dtype}_{semiring}" in names
     assert "tropical_backward_a_f32" in names and "tropical_backward_b_f64" in names
+
+
+def test_import_leaves_the_compiler_alone(python, subprocess_env):
+    # Importing the package must not import torch._dynamo (about 3 s): a process that only multiplies
+    # would pay it at every start.
+    r = run(python, """
+        import sys
+        try:
+            import torch
+        except ImportError:
+            print("no torch")
+            raise SystemExit
+        import tropical_gemm
+        print("dynamo imported:", "torch._dynamo" in sys.modules)
+        """, subprocess_env)
+    assert r.returncode == 0, r.stderr
+    assert "dynamo imported: False" in r.stdout or "no torch" in r.stdout

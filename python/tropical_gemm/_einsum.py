@@ -40,7 +40,11 @@ def _plan_for(equation: str, shapes, optimize) -> _einsum_plan.Plan:
 
 
 # torch.compile takes the plan as a constant: the parser and planner run once, outside the graph.
-_traced_plan = torch.compiler.assume_constant_result(_plan_for)
+# torch.compiler.assume_constant_result(fn) does exactly this, but imports torch._dynamo on the spot
+# (about 3 s, which `import tropical_gemm` must not pay): all it does to fn is set this attribute,
+# which test_einsum.py checks against PyTorch's own function.
+_traced_plan = _plan_for
+_traced_plan._dynamo_marked_constant = True
 
 
 def _check_operands(operands) -> None:
