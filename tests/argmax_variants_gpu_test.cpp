@@ -15,9 +15,9 @@
 #include <tropical/context.hpp>
 #include <tropical/kernels.hpp>
 
-#include "gemm/plan.hpp"
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
+#include "support/planned_kernel.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -37,17 +37,7 @@ TYPED_TEST_SUITE(ArgmaxVariantsGpu, ArgmaxCases, CaseName);
 // The argmax kernel's variant the library plans for this product on device 0.
 template <class S, class T>
 KernelVariant planned_variant(const Shape& s, std::int64_t batch = 1) {
-    detail::Request q;
-    q.operation = detail::Operation::GemmArgmax;
-    q.dtype = dtype_of<T>();
-    q.semiring = S::value;
-    q.a = {nullptr, s.m, s.k, s.k, Layout::RowMajor, s.m * s.k};
-    q.b = {nullptr, s.k, s.n, s.n, Layout::RowMajor, s.k * s.n};
-    q.c = {nullptr, s.m, s.n, s.n, Layout::RowMajor, s.m * s.n};
-    q.argmax = q.c;
-    q.batch = batch;
-    const auto choice = detail::choose_kernel(q, {s.m, s.n, s.k}, CudaContext::for_device(0).multiprocessor_count());
-    return choice.kernel->variant;
+    return planned_kernel<S, T>(detail::Operation::GemmArgmax, s, batch).kernel->variant;
 }
 
 // 32-bit types have a Batched argmax kernel; 64-bit types take their Tiled one for those shapes.
@@ -110,14 +100,7 @@ TYPED_TEST(ArgmaxVariantsGpu, EdgeValues) {
     using T = typename TypeParam::Elem;
     constexpr Semiring ring = S::value;
     TROPICAL_TEST_RNG(rng);
-    std::vector<T> specials;
-    if constexpr (std::is_floating_point_v<T>) {
-        const T inf = std::numeric_limits<T>::infinity();
-        specials = {std::numeric_limits<T>::quiet_NaN(), inf, -inf, T(-0.0), reference::zero<T>(ring)};
-    } else {
-        specials = {reference::FiniteRange<T>::lowest(ring), reference::FiniteRange<T>::highest(ring),
-                    reference::zero<T>(ring)};
-    }
+    const std::vector<T> specials = scattered_specials<T>(ring);
     const std::int64_t count = 2 * CudaContext::for_device(0).multiprocessor_count();
     const std::vector<std::pair<Shape, std::int64_t>> problems = {{{70, 50, 90}, 1}, {{64, 64, 77}, count}};
     for (const auto& [s, batch] : problems) {

@@ -20,22 +20,6 @@ using namespace tropical::testing;
 
 namespace {
 
-// Specials of a type and semiring: the zero, the range ends, small values, and for floats the
-// infinities (MaxMul: +inf only) and NaN.
-template <class T>
-std::vector<T> specials(Semiring s) {
-    using L = std::numeric_limits<T>;
-    const T zero = reference::zero<T>(s);
-    const T lo = reference::FiniteRange<T>::lowest(s), hi = reference::FiniteRange<T>::highest(s);
-    std::vector<T> v = {zero, hi, T(hi - 1), T(0), T(1), T(2)};
-    if (s != Semiring::MaxMul) v.insert(v.end(), {lo, T(lo + 1), T(-1), T(-2)});
-    if constexpr (std::is_floating_point_v<T>) {
-        v.insert(v.end(), {L::infinity(), L::quiet_NaN(), L::min(), L::denorm_min(), T(0.5), T(1e30)});
-        if (s != Semiring::MaxMul) v.insert(v.end(), {-L::infinity(), T(-0.75), -L::denorm_min()});
-    }
-    return v;
-}
-
 // Random products whose entries are drawn from the specials (and now and then a typical value), in
 // several layouts: gemm, accumulate (old C drawn from the specials too) and argmax.
 TYPED_TEST(EdgeValuesGpu, SpecialValuesMatchTheReference) {
@@ -44,7 +28,7 @@ TYPED_TEST(EdgeValuesGpu, SpecialValuesMatchTheReference) {
     using T = typename TypeParam::Elem;
     constexpr Semiring ring = S::value;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<T> values = specials<T>(ring);
+    const std::vector<T> values = special_values<T>(ring);
     auto draw = [&]() -> T {
         if (rng.chance(0.2)) return random_value<T>(rng, ring, Values::Typical);
         return values[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(values.size()) - 1))];

@@ -17,9 +17,9 @@
 #include <tropical/context.hpp>
 #include <tropical/kernels.hpp>
 
-#include "gemm/plan.hpp"
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
+#include "support/planned_kernel.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -50,19 +50,10 @@ bool split_kernel_loaded() {
     return kernel && CudaContext::for_device(0).is_loaded(*kernel);
 }
 
-// The chunks the library plans for this product on device 0 (1: not split), for a C whose
-// matrices follow each other.
+// The chunks the library plans for this product on device 0 (1: not split).
 template <class S, class T>
 std::int64_t planned_splits(const Shape& s, std::int64_t batch = 1, bool accumulate = false) {
-    detail::Request q;
-    q.dtype = dtype_of<T>();
-    q.semiring = S::value;
-    q.a = {nullptr, s.m, s.k, s.k, Layout::RowMajor, s.m * s.k};
-    q.b = {nullptr, s.k, s.n, s.n, Layout::RowMajor, s.k * s.n};
-    q.c = {nullptr, s.m, s.n, s.n, Layout::RowMajor, s.m * s.n};
-    q.batch = batch;
-    q.options.accumulate = accumulate;
-    return detail::choose_kernel(q, {s.m, s.n, s.k}, CudaContext::for_device(0).multiprocessor_count()).k_splits;
+    return planned_kernel<S, T>(detail::Operation::Gemm, s, batch, accumulate).k_splits;
 }
 
 TYPED_TEST(SplitKGpu, LongInnerDimensionMatchesTheReference) {
@@ -122,14 +113,7 @@ TYPED_TEST(SplitKGpu, EdgeValues) {
     const Geometries g = layout_combination(6, 2);
     auto a = random_matrix<T>(rng, ring, Values::Typical, s.m, s.k, g.a);
     auto b = random_matrix<T>(rng, ring, Values::Typical, s.k, s.n, g.b);
-    std::vector<T> specials;
-    if constexpr (std::is_floating_point_v<T>) {
-        const T inf = std::numeric_limits<T>::infinity();
-        specials = {std::numeric_limits<T>::quiet_NaN(), inf, -inf, T(-0.0), reference::zero<T>(ring)};
-    } else {
-        specials = {reference::FiniteRange<T>::lowest(ring), reference::FiniteRange<T>::highest(ring),
-                    reference::zero<T>(ring)};
-    }
+    const std::vector<T> specials = scattered_specials<T>(ring);
     for (int n = 0; n < 12; ++n) {
         const T v = specials[static_cast<std::size_t>(n) % specials.size()];
         a(rng.integer(0, s.m - 1), rng.integer(0, s.k - 1)) = v;

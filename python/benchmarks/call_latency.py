@@ -23,7 +23,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
+
+from host_timing import per_call
 
 SKIPPED = 77
 
@@ -43,19 +44,6 @@ FRESH_PROCESS = textwrap.dedent("""
 """)
 
 
-def per_call_us(fn, calls: int, loops: int = 7) -> float:
-    """Median over `loops` of the wall time per call of `calls` calls of fn, in microseconds."""
-    for _ in range(min(calls, 200)):
-        fn()
-    samples = []
-    for _ in range(loops):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(samples)
-
-
 def cupy_floor(calls: int):
     """A trivial kernel launched by CuPy and waited for, per call in µs; None without CuPy."""
     try:
@@ -70,7 +58,7 @@ def cupy_floor(calls: int):
         kernel((1,), (1,), (x,))
         stream.synchronize()
 
-    return per_call_us(launch, calls)
+    return per_call(launch, calls)
 
 
 def fresh_processes(count: int) -> list[dict]:
@@ -113,9 +101,9 @@ def main() -> None:
         torch.mm(a, b)
         sync()
 
-    rows = [("tropical_gemm.matmul 64³ f32 + torch.cuda.synchronize()", f"{per_call_us(tropical, args.calls):.1f} µs",
+    rows = [("tropical_gemm.matmul 64³ f32 + torch.cuda.synchronize()", f"{per_call(tropical, args.calls):.1f} µs",
              "≤ 15 µs"),
-            ("torch.mm 64³ f32 + torch.cuda.synchronize() (PyTorch's own op)", f"{per_call_us(mm, args.calls):.1f} µs",
+            ("torch.mm 64³ f32 + torch.cuda.synchronize() (PyTorch's own op)", f"{per_call(mm, args.calls):.1f} µs",
              "")]
     floor = cupy_floor(args.calls)
     rows.append(("CuPy: a trivial kernel + synchronize (the floor of a Python launch)",

@@ -12,29 +12,15 @@ float32).
 from __future__ import annotations
 
 import ctypes
-import statistics
-import time
 
 import torch
 
 import tropical_gemm
+from host_timing import per_call
 from tropical_gemm import _impl, _native
 
 CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2
 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
-
-
-def per_call(fn, calls: int = 20000, loops: int = 7) -> float:
-    """Median over `loops` of the host time per call of `calls` calls, in microseconds."""
-    for _ in range(200):
-        fn()
-    samples = []
-    for _ in range(loops):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(samples)
 
 
 def main() -> None:

@@ -128,26 +128,10 @@ public:
     ForcedTarget& operator=(const ForcedTarget&) = delete;
 };
 
-// The values where semirings are easy to get wrong: the zero, the ends of the documented range,
-// small values, and for floats the infinities (MaxMul: +inf only), NaN, -0 and denormals.
-template <class T>
-std::vector<T> special_values(Semiring s) {
-    using L = std::numeric_limits<T>;
-    const T zero = reference::zero<T>(s);
-    const T lo = reference::FiniteRange<T>::lowest(s), hi = reference::FiniteRange<T>::highest(s);
-    std::vector<T> v = {zero, hi, T(hi - 1), T(0), T(1), T(2)};
-    if (s != Semiring::MaxMul) v.insert(v.end(), {lo, T(lo + 1), T(-1), T(-2)});
-    if constexpr (std::is_floating_point_v<T>) {
-        v.insert(v.end(), {L::infinity(), L::quiet_NaN(), T(-0.0), L::min(), L::denorm_min(), T(0.5), T(1e30)});
-        if (s != Semiring::MaxMul) v.insert(v.end(), {-L::infinity(), T(-0.75), -L::denorm_min()});
-    }
-    return v;
-}
-
 // A matrix whose elements are special values, now and then a typical one.
 template <class T>
 HostMatrix<T> special_matrix(Rng& rng, Semiring s, std::int64_t rows, std::int64_t cols, const Geometry& g) {
-    const std::vector<T> values = special_values<T>(s);
+    const std::vector<T> values = special_values_with_negative_zero<T>(s);
     auto m = make_matrix<T>(rows, cols, g);
     m.fill([&]() -> T {
         if (rng.chance(0.2)) return random_value<T>(rng, s, Values::Typical);
@@ -158,7 +142,7 @@ HostMatrix<T> special_matrix(Rng& rng, Semiring s, std::int64_t rows, std::int64
 
 // C = A (x) B on the CPU equals the reference exactly (plain, and with launch.accumulate), and so do
 // C and argmax from gemm_with_argmax.
-// With `specials`, the operands (and the old C) are drawn from special_values() instead.
+// With `specials`, the operands (and the old C) are drawn from special_values_with_negative_zero() instead.
 template <class S, class T>
 void check_host_products(Rng& rng, const Shape& s, const Geometries& g, Values values = Values::Typical,
                          HostLaunch launch = {}, bool specials = false) {

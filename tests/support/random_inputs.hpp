@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <tropical/types.hpp>
 #include "reference/reference.hpp"
@@ -111,6 +113,45 @@ T random_value(Rng& rng, Semiring s, Values values) {
         if (u < 0.03) return rng.chance(0.5) ? lo : hi;
         if (u < 0.15) return static_cast<T>(rng.integer(lo, hi));
         return static_cast<T>(rng.integer(s == Semiring::MaxMul ? 0 : -100, 100));
+    }
+}
+
+// The values where semirings are easy to get wrong: the zero, the ends of the documented range,
+// small values, and for floats the infinities (MaxMul: +inf only), NaN and denormals. Not -0: see
+// special_values_with_negative_zero.
+template <class T>
+std::vector<T> special_values(Semiring s) {
+    using L = std::numeric_limits<T>;
+    const T zero = reference::zero<T>(s);
+    const T lo = reference::FiniteRange<T>::lowest(s), hi = reference::FiniteRange<T>::highest(s);
+    std::vector<T> v = {zero, hi, T(hi - 1), T(0), T(1), T(2)};
+    if (s != Semiring::MaxMul) v.insert(v.end(), {lo, T(lo + 1), T(-1), T(-2)});
+    if constexpr (std::is_floating_point_v<T>) {
+        v.insert(v.end(), {L::infinity(), L::quiet_NaN(), L::min(), L::denorm_min(), T(0.5), T(1e30)});
+        if (s != Semiring::MaxMul) v.insert(v.end(), {-L::infinity(), T(-0.75), -L::denorm_min()});
+    }
+    return v;
+}
+
+// The same and, for floats, -0. The CPU path and the reference keep an old C of -0 that an
+// accumulating product leaves in place; the GPU kernels write it back as +0 (seen on the H200,
+// 2026-11-25): equal values, other bits, so the GPU edge-value test leaves -0 out of its draws.
+template <class T>
+std::vector<T> special_values_with_negative_zero(Semiring s) {
+    std::vector<T> v = special_values<T>(s);
+    if constexpr (std::is_floating_point_v<T>) v.push_back(T(-0.0));
+    return v;
+}
+
+// A few values to scatter among typical ones: NaN, both infinities, -0 and the zero for floats; the
+// ends of the documented range and the zero for integers.
+template <class T>
+std::vector<T> scattered_specials(Semiring s) {
+    if constexpr (std::is_floating_point_v<T>) {
+        const T inf = std::numeric_limits<T>::infinity();
+        return {std::numeric_limits<T>::quiet_NaN(), inf, -inf, T(-0.0), reference::zero<T>(s)};
+    } else {
+        return {reference::FiniteRange<T>::lowest(s), reference::FiniteRange<T>::highest(s), reference::zero<T>(s)};
     }
 }
 

@@ -1,0 +1,29 @@
+#pragma once
+// The kernel the library plans for a product on device 0, for GPU tests that must reach one variant
+// (split-K, an argmax variant) and would otherwise pass on another path.
+#include <cstdint>
+
+#include <tropical/context.hpp>
+#include "gemm/plan.hpp"
+#include "support/gemm_test_util.hpp"
+
+namespace tropical::testing {
+
+// Row-major A, B and C (and argmax) whose matrices follow each other, as the tests make them.
+template <class S, class T>
+detail::Choice planned_kernel(detail::Operation operation, const Shape& s, std::int64_t batch = 1,
+                              bool accumulate = false) {
+    detail::Request q;
+    q.operation = operation;
+    q.dtype = dtype_of<T>();
+    q.semiring = S::value;
+    q.a = {nullptr, s.m, s.k, s.k, Layout::RowMajor, s.m * s.k};
+    q.b = {nullptr, s.k, s.n, s.n, Layout::RowMajor, s.k * s.n};
+    q.c = {nullptr, s.m, s.n, s.n, Layout::RowMajor, s.m * s.n};
+    if (operation == detail::Operation::GemmArgmax) q.argmax = q.c;
+    q.batch = batch;
+    q.options.accumulate = accumulate;
+    return detail::choose_kernel(q, {s.m, s.n, s.k}, CudaContext::for_device(0).multiprocessor_count());
+}
+
+}  // namespace tropical::testing
