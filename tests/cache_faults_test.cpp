@@ -198,7 +198,8 @@ TEST(CacheFaults, ThirtyTwoProcessesWarmingListingVerifyingAndClearingOneCacheAl
     };
     const char* names[] = {"warm", "list", "verify", "clear"};
     std::vector<pid_t> pids;
-    for (int i = 0; i < 32; ++i) pids.push_back(spawn(commands[i % 4], dir.path() / ("out" + std::to_string(i))));
+    for (int i = 0; i < 32; ++i)
+        pids.push_back(spawn(commands[i % 4], dir.path() / ("out" + std::to_string(i)), kNoExitLeakCheck));
     for (int i = 0; i < 32; ++i) {
         ASSERT_GT(pids[i], 0);
         const fs::path out = dir.path() / ("out" + std::to_string(i));

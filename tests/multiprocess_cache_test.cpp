@@ -11,6 +11,7 @@
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
+using tropical::testing::kNoExitLeakCheck;
 using tropical::testing::read_text;
 using tropical::testing::spawn;
 using tropical::testing::TempDir;
@@ -32,7 +33,8 @@ TEST(MultiprocessCache, EightProcessesWarmingOneEmptyCacheAllSucceedAndLeaveOnly
     TempDir dir;
     const fs::path cache = dir.path() / "cache";
     std::vector<pid_t> pids;
-    for (int i = 0; i < 8; ++i) pids.push_back(spawn(probe_args(cache), dir.path() / ("out" + std::to_string(i))));
+    for (int i = 0; i < 8; ++i)
+        pids.push_back(spawn(probe_args(cache), dir.path() / ("out" + std::to_string(i)), kNoExitLeakCheck));
     for (std::size_t i = 0; i < pids.size(); ++i) {
         ASSERT_GT(pids[i], 0);
         EXPECT_EQ(wait_for(pids[i]), 0) << "process " << i << ": "
