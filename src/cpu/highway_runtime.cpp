@@ -27,25 +27,27 @@ struct Highway {
 // library (this library's RUNPATH, which for the Python package is its own folder, where the wheel
 // puts libhwy; LD_LIBRARY_PATH; the system's folders), then the file this library was built against.
 std::vector<detail::LibraryCandidate> highway_candidates() {
-    return {{TROPICAL_HWY_SONAME, "the system loader"}, {TROPICAL_HWY_LIBRARY, "the libhwy this library was built with"}};
+    return {{TROPICAL_HWY_SONAME, "the system loader"},
+            {TROPICAL_HWY_LIBRARY, "the libhwy this library was built with"}};
 }
 
 template <class F>
 F symbol(const detail::DynamicLibrary& library, const char* name) {
     void* found = library.symbol(name);
     if (found == nullptr)
-        throw Unsupported(fmt::format("{} has no {}: the CPU kernels need Highway 1.0 or newer (libhwy.so.1)",
-                                      library.path(), name));
+        throw Unsupported(
+            fmt::format("{} has no {}: the CPU kernels need Highway 1.0 or newer (libhwy.so.1)", library.path(), name));
     return reinterpret_cast<F>(found);
 }
 
 Highway open_highway() {
     const auto library = detail::DynamicLibrary::open_first(highway_candidates());
     if (!library.loaded())
-        throw Unsupported(fmt::format("the CPU kernels need Google Highway's run-time library, which did not load:\n{}"
-                                      "Install it (Debian: apt-get install libhwy1) or put its folder in "
-                                      "LD_LIBRARY_PATH.",
-                                      detail::describe_failures(library.failures())));
+        throw Unsupported(
+            fmt::format("the CPU kernels need Google Highway's run-time library, which did not load:\n{}"
+                        "Install it (Debian: apt-get install libhwy1) or put its folder in "
+                        "LD_LIBRARY_PATH.",
+                        detail::describe_failures(library.failures())));
     Highway h;
     h.supported_targets = symbol<decltype(h.supported_targets)>(library, "_ZN3hwy16SupportedTargetsEv");
     h.chosen_target = symbol<decltype(h.chosen_target)>(library, "_ZN3hwy15GetChosenTargetEv");
