@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 pytest.importorskip("opt_einsum")
 import tropical_gemm as tg  # noqa: E402
-from tropical_gemm import _einsum  # noqa: E402
+from tropical_gemm import _contract, _einsum  # noqa: E402
 import einsum_reference as ref  # noqa: E402
 from tropical_reference import DTYPES, SEMIRINGS  # noqa: E402
 
@@ -119,18 +119,73 @@ def test_pairwise_plan_classifies_indices():
     assert (letter(second.batch), letter(second.left), letter(second.right), letter(second.contracted)) == ("b", "", "i", "k")
 
 
-def test_contraction_views_without_copy():
-    # Contiguous operands of a batched product reshape into (batch, M, K) and (batch, K, N) as views.
-    a = torch.randn(2, 3, 4, 5)  # b i j k: batch b, left i, contracted j k
-    b = torch.randn(2, 5, 4, 6)  # b k j l
-    la, lb = list("bijk"), list("bkjl")
-    a3 = _einsum._grouped(a, la, [["b"], ["i"], _einsum._by_stride(a, la, ["j", "k"])])
-    b3 = _einsum._grouped(b, lb, [["b"], _einsum._by_stride(a, la, ["j", "k"]), ["l"]])
-    assert a3.data_ptr() == a.data_ptr() and a3._base is a
-    assert b3.shape == (2, 20, 6)
-    # A transposed operand comes as a column-major view, not a copy.
-    t = torch.randn(4, 3).t()
-    assert _einsum._grouped(t, ["i", "j"], [["i"], ["j"]])._base is not None
+class _Recorder:
+    """Wraps a C function of _contract, recording each call's A descriptor (data pointer, labels)."""
+
+    def __init__(self, fn):
+        self.fn, self.calls = fn, []
+
+    def __call__(self, *args):
+        import struct
+
+        buf = _contract._scratch.buffer
+        data, rank, _, _, labels_at = struct.unpack_from("=Qi4xQQQ", buf, 0)
+        labels = struct.unpack_from(f"={rank}i", buf, labels_at - _contract._scratch.base)
+        self.calls.append((data, labels))
+        return self.fn(*args)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_each_pairwise_step_is_one_call_of_the_c_abi(monkeypatch, grad):
+    # The planner drives the library's binary contraction: one tropical_host_contract call per
+    # pairwise step (its argmax form where gradients are wanted), on the operands as they are (a
+    # contiguous input reaches C without a copy), and no other product.
+    name = "_host_contract_argmax_c" if grad else "_host_contract_c"
+    recorder = _Recorder(getattr(_contract, name))
+    monkeypatch.setattr(_contract, name, recorder)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("einsum called matmul")
+
+    monkeypatch.setattr(tg.functional, "matmul", refuse)
+    rng = np.random.default_rng(4)
+    equation, shapes = "ab,bc,cd,da->", [(2, 3), (3, 4), (4, 5), (5, 2)]
+    arrays = ref.random_arrays(rng, shapes, "float64", "maxplus")
+    tensors = [torch.from_numpy(a).requires_grad_(grad) for a in arrays]
+    plan = tg.einsum_path(equation, *shapes, optimize=[(0, 1), (0, 1), (0, 1)])
+    got = tg.einsum(equation, *tensors, optimize=[(0, 1), (0, 1), (0, 1)])
+    want, _ = ref.brute_einsum(equation, arrays, "maxplus")
+    assert got.item() == pytest.approx(float(want))
+    assert len(recorder.calls) == len(plan.steps) == 3
+    data, labels = recorder.calls[0]
+    assert data == tensors[0].data_ptr() and labels == plan.inputs[0]
+    if grad:
+        got.backward()
+        assert all(t.grad is not None for t in tensors)
+
+
+def test_contract_op_and_its_argmax():
+    # torch.ops.tropical.contract_argmax: the argmax is the flat index over the contracted labels in
+    # the order la lists them (here (k, l), though b lists l first).
+    a = torch.randn(3, 4, 2, dtype=torch.float64)  # i k l
+    b = torch.randn(2, 5, 4, dtype=torch.float64)  # l j k
+    c, m = _contract.contract_argmax(a, b, [0, 1, 2], [2, 3, 1], [3, 0], "maxplus")
+    terms = a.permute(1, 2, 0)[:, :, None, :] + b.permute(2, 0, 1)[:, :, :, None]  # k l j i
+    want = terms.reshape(8, 5, 3)
+    torch.testing.assert_close(c, want.amax(0))
+    assert m.dtype == torch.int32 and torch.equal(m.long(), want.argmax(0))
+    torch.testing.assert_close(_contract.contract(a, b, [0, 1, 2], [2, 3, 1], [3, 0], "maxplus"), c)
+    with pytest.raises(tg.InvalidArgumentError, match="reduce them first"):
+        _contract.contract(a, b, [0, 1, 2], [2, 3, 9], [3, 0], "maxplus")
+    with pytest.raises(tg.InvalidArgumentError, match="take the diagonal first"):
+        _contract.contract(a, b, [0, 1, 1], [2, 3, 1], [3, 0], "maxplus")
+
+
+def test_contract_op_passes_opcheck():
+    a = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)  # b i k
+    b = torch.randn(2, 4, 5, dtype=torch.float64, requires_grad=True)  # b k j
+    for op in (_contract.contract, _contract.contract_argmax):
+        torch.library.opcheck(op, (a, b, [0, 1, 2], [0, 2, 3], [0, 1, 3], "maxplus"))
 
 
 # --- gradients ------------------------------------------------------------------------------------
@@ -198,7 +253,7 @@ def test_plan_is_marked_constant_as_pytorch_marks_it():
     marks = {k: v for k, v in vars(probe).items()}
     assert marks, "torch.compiler.assume_constant_result set no attribute: update tropical_gemm._einsum"
     for name, value in marks.items():
-        assert getattr(_einsum._traced_plan, name, None) == value, name
+        assert getattr(_einsum._traced_plan_and_program, name, None) == value, name
 
 
 BACKENDS = ["aot_eager"] + (["inductor"] if os.environ.get("TROPICAL_GEMM_TEST_INDUCTOR") == "1" else [])
