@@ -17,6 +17,15 @@
 namespace tropical::detail {
 namespace {
 
+// The counting semiring's tensors are (value, count) pairs, which a TensorRef cannot carry.
+void refuse_counting(Semiring s) {
+    if (is_counting(s))
+        throw InvalidArgument(
+            "tropical::contract takes tensors of scalars, and the counting semiring's are (value, count) pairs: "
+            "contract them with tropical_gemm.einsum(..., semiring=\"counting\") or "
+            "tropical::counting_gemm_batched on matrix views");
+}
+
 using Labels = std::vector<std::int32_t>;
 
 Labels joined(const Labels& x, const Labels& y) {
@@ -82,6 +91,7 @@ std::int64_t extent(const Tensor& t, const Labels& labels) {
 
 void host_contract(Semiring s, DType dtype, const TensorRef& a_ref, const TensorRef& b_ref, const TensorRef& c_ref,
                    const host::Options& options) {
+    refuse_counting(s);
     Tensor a = read_tensor(a_ref, "A", false), b = read_tensor(b_ref, "B", false);
     const Tensor c = read_tensor(c_ref, "C", true);
     const Roles r = classify(a, b, c);
@@ -106,6 +116,7 @@ void host_contract(Semiring s, DType dtype, const TensorRef& a_ref, const Tensor
 
 void contract(Semiring s, DType dtype, const TensorRef& a_ref, const TensorRef& b_ref, const TensorRef& c_ref,
               const GemmOptions& options) {
+    refuse_counting(s);
     const Tensor a = read_tensor(a_ref, "A", false), b = read_tensor(b_ref, "B", false);
     const Tensor c = read_tensor(c_ref, "C", true);
     const Roles r = classify(a, b, c);
