@@ -25,7 +25,8 @@ from torch import Tensor
 
 from . import _einsum_plan
 from ._checks import DTYPES, _dtype_code, unsupported_device
-from ._native import InvalidArgumentError
+from ._counting import counting_matmul
+from ._native import COUNTING, InvalidArgumentError, UnsupportedError
 from .functional import matmul, semiring_name
 
 __all__ = ["einsum", "einsum_path"]
@@ -147,6 +148,113 @@ def _contract(a: Tensor, la: list, b: Tensor, lb: list, step, semiring: str):
     return c.reshape(sizes), labels
 
 
+# --- the counting semiring: every tensor a (values, counts) pair with the same indices -------------
+
+
+def _counting_operands(operands) -> tuple[list[Tensor], list[Tensor]]:
+    """Each operand as (values, counts): a plain tensor counts 1 per entry; a (values, counts) pair
+    as given (counts converted to float64)."""
+    values, counts = [], []
+    for n, x in enumerate(operands):
+        if isinstance(x, (tuple, list)):
+            if len(x) != 2 or not all(isinstance(t, Tensor) for t in x):
+                raise InvalidArgumentError(
+                    f"tropical_gemm.einsum: operand {n} is a {type(x).__name__} of {len(x)} items; with "
+                    f"semiring='counting' an operand is a tensor of values or a (values, counts) pair of tensors")
+            v, c = x
+            if c.shape != v.shape:
+                raise InvalidArgumentError(
+                    f"tropical_gemm.einsum: operand {n}'s counts have shape {tuple(c.shape)} but its values "
+                    f"{tuple(v.shape)}: each value needs its count")
+            if c.device != v.device:
+                raise InvalidArgumentError(f"tropical_gemm.einsum: operand {n}'s counts are on {c.device} but its "
+                                           f"values on {v.device}: move them to one device")
+        elif isinstance(x, Tensor):
+            v, c = x, None
+        else:
+            raise InvalidArgumentError(f"tropical_gemm.einsum: operand {n} is a {type(x).__name__}, not a "
+                                       f"torch.Tensor or a (values, counts) pair")
+        if isinstance(v, Tensor) and v.dtype not in (torch.float32, torch.float64):
+            raise UnsupportedError(
+                f"tropical_gemm.einsum: operand {n} has dtype {v.dtype}; counting values are float32 or "
+                f"float64 (counts are float64): convert them, e.g. with .double()")
+        values.append(v)
+        counts.append(torch.ones(v.shape, dtype=torch.float64, device=v.device) if c is None
+                      else c.to(torch.float64))
+    return values, counts
+
+
+def _prepare_pair(v: Tensor, c: Tensor, labels, reduced, sizes: dict):
+    labels = list(labels)
+    while len(set(labels)) < len(labels):  # a repeated index: its diagonal, as a view of both
+        l = next(x for x in labels if labels.count(x) > 1)
+        p = labels.index(l)
+        q = labels.index(l, p + 1)
+        v, c = v.diagonal(0, p, q), c.diagonal(0, p, q)
+        labels = [x for i, x in enumerate(labels) if i not in (p, q)] + [l]
+    want = [sizes[l] for l in labels]
+    if list(v.shape) != want:  # size-1 dimensions broadcast
+        v, c = v.expand(want), c.expand(want)
+    if reduced:
+        return _reduce_pair(v, c, labels, reduced)
+    return (v, c), labels
+
+
+def _reduce_pair(v: Tensor, c: Tensor, labels: list, reduced):
+    """(v, c) with the indices `reduced` summed by the counting semiring: one product with the one
+    (0, 1), so that equal maxima add their counts, as in any other step."""
+    keep = _by_stride(v, labels, [l for l in labels if l not in reduced])
+    gone = _by_stride(v, labels, list(reduced))
+    mv, mc = _grouped(v, labels, [keep, gone]), _grouped(c, labels, [keep, gone])
+    k = mv.shape[1]
+    zero = torch.zeros((k, 1), dtype=v.dtype, device=v.device)
+    one = torch.ones((k, 1), dtype=torch.float64, device=v.device)
+    ov, oc = counting_matmul(mv, mc, zero, one)
+    shape = [v.shape[labels.index(l)] for l in keep]
+    return (ov.reshape(shape), oc.reshape(shape)), keep
+
+
+def _contract_pair(a, la: list, b, lb: list, step):
+    (av, ac), (bv, bc) = a, b
+    big, lbig = (av, la) if av.numel() >= bv.numel() else (bv, lb)
+    batch = _by_stride(big, lbig, step.batch)
+    contracted = _by_stride(big, lbig, step.contracted)
+    left = _by_stride(av, la, step.left)
+    right = _by_stride(bv, lb, step.right)
+    groups_a, groups_b = [batch, left, contracted], [batch, contracted, right]
+    av3, ac3 = _grouped(av, la, groups_a), _grouped(ac, la, groups_a)
+    bv3, bc3 = _grouped(bv, lb, groups_b), _grouped(bc, lb, groups_b)
+    if av3.shape[0] == 1:
+        cv, cc = counting_matmul(av3[0], ac3[0], bv3[0], bc3[0])
+    else:
+        cv, cc = counting_matmul(av3, ac3, bv3, bc3)
+    labels = batch + left + right
+    sizes = [av.shape[la.index(l)] for l in batch + left] + [bv.shape[lb.index(l)] for l in right]
+    return (cv.reshape(sizes), cc.reshape(sizes)), labels
+
+
+def _counting_einsum(equation: str, operands, optimize):
+    values, counts = _counting_operands(operands)
+    _check_operands(values)
+    shapes = tuple(tuple(t.shape) for t in values)
+    plan = _plan_for(equation, shapes, optimize)
+    sizes = dict(plan.sizes)
+    live = [_prepare_pair(v, c, labels, reduced, sizes)
+            for v, c, labels, reduced in zip(values, counts, plan.inputs, plan.reduced)]
+    for step in plan.steps:
+        picked = [live[p] for p in step.positions]
+        live = [x for i, x in enumerate(live) if i not in step.positions]
+        if len(picked) == 1:
+            (v, c), labels = picked[0]
+            live.append(_reduce_pair(v, c, labels, step.contracted) if step.contracted else picked[0])
+        else:
+            (a, la), (b, lb) = picked
+            live.append(_contract_pair(a, la, b, lb, step))
+    ((v, c), labels), = live
+    order = [labels.index(l) for l in plan.output]
+    return v.permute(order), c.permute(order)
+
+
 def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize="auto") -> Tensor:
     """The tropical einsum: ``(+)`` over every index the output lacks, of the ``(x)`` product of the
     operands' entries, e.g. ``einsum("ij,jk->ik", a, b)`` is ``max_j a[i,j] + b[j,k]`` in MaxPlus.
@@ -165,7 +273,22 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     Differentiable for float32 and float64: for a MaxPlus (or MinPlus) network with a scalar
     result, the gradient with respect to each operand is 1 on the entries of one optimal
     assignment and 0 elsewhere. Traceable by ``torch.compile(fullgraph=True)``.
+
+    ``semiring="counting"`` contracts in the counting tropical semiring (max-plus with
+    multiplicities) and returns ``(values, counts)``: the network's max-plus result and, for each
+    entry, how many assignments attain it (each weighted by the product of its entries' counts).
+    An operand is then a float32/float64 tensor of values (a count of 1 each) or a ``(values,
+    counts)`` pair; e.g. the ground-state degeneracy of a spin glass is ``einsum(eq, *bond_tensors,
+    semiring="counting")[1]``. Indices that one operand alone holds add the counts of equal maxima
+    as well. Not differentiable.
     """
+    if semiring == COUNTING:
+        if isinstance(equation, Tensor):
+            raise InvalidArgumentError("tropical_gemm.einsum: semiring='counting' takes the equation form, "
+                                       "einsum('ij,jk->ik', a, b, semiring='counting')")
+        if len(operands) == 1 and isinstance(operands[0], list):  # einsum(eq, [a, b]) as torch takes it
+            operands = tuple(operands[0])
+        return _counting_einsum(equation, operands, optimize)
     if isinstance(equation, Tensor):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
         equation, operands = _einsum_plan.sublist_equation((equation, *operands))
     elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):  # einsum(eq, [a, b]) as torch takes it

@@ -160,8 +160,11 @@ def select_kernels(
         names = set()
         for s in semirings:
             canonical = _native.SEMIRING_ALIASES.get(str(s).lower())
+            if str(s).lower() == _native.COUNTING:  # its kernels are selected by name like any other's
+                canonical = _native.COUNTING
             if canonical is None:
-                raise InvalidArgumentError(f"unknown semiring {s!r}: use {_native.semiring_list()}")
+                raise InvalidArgumentError(
+                    f"unknown semiring {s!r}: use {_native.semiring_list()} (or '{_native.COUNTING}')")
             names.add(canonical)
         chosen = [k for k in chosen if k.semiring == "any" or k.semiring in names]
     if groups is not None:
