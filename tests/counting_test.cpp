@@ -206,6 +206,24 @@ TEST(CountingErrors, BadOperandsAreNamed) {
     EXPECT_NE(message().find("overlaps"), std::string::npos) << message();
 }
 
+// The device entry point validates before it touches a GPU, so its errors show here too.
+TEST(CountingErrors, TheDeviceEntryPointValidatesFirst) {
+    std::vector<float> v(12, 1.0f), out_v(12);
+    std::vector<double> cnt(12, 1.0), out_c(12);
+    const tropical_matrix a{v.data(), 3, 4, 4, TROPICAL_ROW_MAJOR, 0}, ac{cnt.data(), 3, 4, 4, TROPICAL_ROW_MAJOR, 0};
+    const tropical_matrix b{v.data(), 4, 3, 3, TROPICAL_ROW_MAJOR, 0}, bc{cnt.data(), 4, 2, 2, TROPICAL_ROW_MAJOR, 0};
+    const tropical_matrix c{out_v.data(), 3, 3, 3, TROPICAL_ROW_MAJOR, 0};
+    const tropical_matrix cc{out_c.data(), 3, 3, 3, TROPICAL_ROW_MAJOR, 0};
+    auto message = [] { return std::string(tropical_last_error_message()); };
+    EXPECT_EQ(tropical_counting_gemm(TROPICAL_F32, &a, &ac, &b, &bc, &c, &cc, 1, nullptr), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_NE(message().find("B_count is 4x2 but must be 4x3"), std::string::npos) << message();
+    EXPECT_EQ(tropical_counting_gemm(TROPICAL_I64, &a, &ac, &b, &bc, &c, &cc, 1, nullptr), TROPICAL_UNSUPPORTED);
+    EXPECT_EQ(tropical_counting_gemm(TROPICAL_F32, &a, &ac, &b, &bc, &c, nullptr, 1, nullptr),
+              TROPICAL_INVALID_ARGUMENT);
+    EXPECT_NE(message().find("c_counts is NULL"), std::string::npos) << message();
+    EXPECT_EQ(tropical_counting_gemm(TROPICAL_F32, &a, &ac, &b, &bc, &c, &cc, -1, nullptr), TROPICAL_INVALID_ARGUMENT);
+}
+
 TEST(CountingErrors, TheCppEntryPointsValidateToo) {
     std::vector<float> v(4, 0.0f), out(4);
     std::vector<double> cnt(4, 1.0), out_c(2);
