@@ -71,15 +71,16 @@ def brute_einsum(equation: str, pairs, dtype) -> tuple[np.ndarray, np.ndarray]:
     return values, counts
 
 
-def random_pair(shape, dtype, device, edges: bool, gen: random.Random):
-    """Values: small integers (ties everywhere), with -inf, +inf and NaN where asked; counts 0..3."""
+def random_pair(shape, dtype, device, edges: bool, gen: random.Random, posinf: bool = True):
+    """Values: small integers (ties everywhere), with -inf, NaN and (with posinf) +inf where asked;
+    counts 0..3."""
     n = math.prod(shape)
     vals = []
     for _ in range(n):
         r = gen.randrange(80)
         if edges and r < 10:
             vals.append(-math.inf)
-        elif edges and r < 12:
+        elif edges and posinf and r < 12:
             vals.append(math.inf)
         elif edges and r < 13:
             vals.append(NAN)
@@ -172,8 +173,11 @@ def test_matmul_errors():
     ],
 )
 def test_einsum_matches_brute_force(device, dtype, equation, shapes, gen):
+    # No +inf: an einsum contracts in steps, and -inf + +inf = NaN is not distributive (+inf + max(-inf,
+    # 3) is +inf, max(+inf + -inf, +inf + 3) is NaN), so the brute force over whole assignments may
+    # meet a NaN that the steps do not; the single products above test +inf.
     for edges in (False, True):
-        pairs = [random_pair(s, dtype, device, edges, gen) for s in shapes]
+        pairs = [random_pair(s, dtype, device, edges, gen, posinf=False) for s in shapes]
         expected = brute_einsum(equation, pairs, dtype)
         assert_pair(tropical_gemm.einsum(equation, *pairs, semiring="counting"), *expected)
     # Plain tensors count 1 each.
