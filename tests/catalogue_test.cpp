@@ -30,8 +30,8 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
         ++counts[static_cast<int>(k.group)];
     }
     EXPECT_GE(kernels.size(), 31u);
-    // 4 types x 5 semirings, and the split-K twins of f32 and i32.
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10);
+    // 4 types x 5 semirings, the split-K twins of f32 and i32, and counting's f32 and f64.
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10 + 2);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 50);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
     EXPECT_GE(counts[static_cast<int>(KernelGroup::Batched)], 3);

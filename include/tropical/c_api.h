@@ -23,7 +23,8 @@ typedef enum tropical_semiring {
     TROPICAL_MINPLUS = 1,
     TROPICAL_MAXMUL = 2,
     TROPICAL_MAXMIN = 3,
-    TROPICAL_MINMAX = 4
+    TROPICAL_MINMAX = 4,
+    TROPICAL_COUNTING = 5 /* (value, count) pairs: tropical_counting_gemm; the other products refuse it */
 } tropical_semiring;
 typedef enum tropical_dtype { TROPICAL_F32 = 0, TROPICAL_F64 = 1, TROPICAL_I32 = 2, TROPICAL_I64 = 3 } tropical_dtype;
 typedef enum tropical_layout { TROPICAL_ROW_MAJOR = 0, TROPICAL_COL_MAJOR = 1 } tropical_layout;
@@ -112,6 +113,23 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_backward_b(tropical_semi
                                                                    const tropical_matrix* a, const tropical_matrix* b,
                                                                    const tropical_matrix* grad_b, int64_t batch,
                                                                    const tropical_host_options* options);
+
+/* --- the counting semiring (tropical/counting.hpp) -------------------------------------------------- */
+
+/* C = A (x) B in the counting tropical semiring (max-plus with multiplicities) for `batch` products,
+ * in device memory. Each operand is two matrices of one shape: values of `value_dtype` (TROPICAL_F32
+ * or TROPICAL_F64) and counts (double), each with its own layout, ld and batch stride (0
+ * broadcasts an input). options->accumulate: C = C (+) A (x) B. options may be NULL. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_counting_gemm(
+    tropical_dtype value_dtype, const tropical_matrix* a_values, const tropical_matrix* a_counts,
+    const tropical_matrix* b_values, const tropical_matrix* b_counts, const tropical_matrix* c_values,
+    const tropical_matrix* c_counts, int64_t batch, const tropical_options* options);
+
+/* The same in host memory, on the CPU (synchronous). options may be NULL. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_counting_gemm(
+    tropical_dtype value_dtype, const tropical_matrix* a_values, const tropical_matrix* a_counts,
+    const tropical_matrix* b_values, const tropical_matrix* b_counts, const tropical_matrix* c_values,
+    const tropical_matrix* c_counts, int64_t batch, const tropical_host_options* options);
 
 /* --- binary tensor contractions (tropical/contract.hpp) --------------------------------------------- */
 

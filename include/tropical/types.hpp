@@ -6,14 +6,19 @@
 
 namespace tropical {
 
-enum class Semiring : std::uint8_t { MaxPlus, MinPlus, MaxMul, MaxMin, MinMax };
+// Counting: max-plus with multiplicities; its elements are (value, count) pairs, so it has its own
+// entry points (tropical/counting.hpp) and the scalar ones refuse it.
+enum class Semiring : std::uint8_t { MaxPlus, MinPlus, MaxMul, MaxMin, MinMax, Counting };
 enum class DType : std::uint8_t { F32, F64, I32, I64 };
 enum class Layout : std::uint8_t { RowMajor, ColMajor };
 
 // Every semiring and element type, in their enums' order.
-inline constexpr Semiring all_semirings[] = {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul, Semiring::MaxMin,
-                                             Semiring::MinMax};
+inline constexpr Semiring all_semirings[] = {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul,
+                                             Semiring::MaxMin,  Semiring::MinMax,  Semiring::Counting};
 inline constexpr DType all_dtypes[] = {DType::F32, DType::F64, DType::I32, DType::I64};
+
+// Whether a semiring's elements are (value, count) pairs rather than scalars.
+constexpr bool is_counting(Semiring s) { return s == Semiring::Counting; }
 
 // Tag types, so that a call reads as tropical::gemm<tropical::MaxPlus>(A, B, C).
 struct MaxPlus {
@@ -30,6 +35,9 @@ struct MaxMin {
 };
 struct MinMax {
     static constexpr Semiring value = Semiring::MinMax;
+};
+struct Counting {
+    static constexpr Semiring value = Semiring::Counting;
 };
 
 template <class T>
@@ -58,6 +66,7 @@ constexpr std::string_view to_string(Semiring s) {
     case Semiring::MaxMul: return "maxmul";
     case Semiring::MaxMin: return "maxmin";
     case Semiring::MinMax: return "minmax";
+    case Semiring::Counting: return "counting";
     }
     return "?";
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._native import SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
+from ._native import COUNTING, SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
 
 DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3}  # -> tropical_dtype
 FLOATS = (torch.float32, torch.float64)
@@ -18,6 +18,11 @@ NAMESPACE = "tropical"  # torch.ops.tropical; the ops' messages name it
 
 def semiring_code(semiring: str) -> int:
     code = SEMIRINGS.get(semiring)
+    if code is None and semiring == COUNTING:
+        raise InvalidArgumentError(
+            "the counting semiring multiplies (value, count) pairs: use tropical_gemm.counting_matmul(a_values, "
+            "a_counts, b_values, b_counts) or tropical_gemm.einsum(..., semiring='counting')"
+        )
     if code is None:
         raise InvalidArgumentError(
             f"unknown semiring {semiring!r}: use {semiring_list()}"

@@ -118,6 +118,9 @@ _declare(lib.tropical_host_gemm, [_i32, _i32, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_host_gemm_argmax, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_host_gemm_backward_a, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_host_gemm_backward_b, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
+# The counting products: value dtype, then (values, counts) descriptors of A, B and C.
+_declare(lib.tropical_counting_gemm, [_i32, _v, _v, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_host_counting_gemm, [_i32, _v, _v, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_host_simd_target, [], _p)
 _declare(lib.tropical_last_error_message, [], _p)
 _declare(lib.tropical_status_name, [_i32], _p)
@@ -190,6 +193,10 @@ def semiring_names() -> dict[str, int]:
 
 
 SEMIRINGS = semiring_names()
+# The counting semiring's elements are (value, count) pairs: it has entry points of its own
+# (counting_matmul, einsum(semiring="counting")), so the scalar ops' names leave it out.
+COUNTING = "counting"
+SEMIRINGS.pop(COUNTING, None)
 # What each semiring computes, for messages: (+) and (x) of its name ("maxplus": max, +).
 _WORDS = {"plus": "+", "mul": "x"}
 SEMIRING_MEANINGS = {n: f"{n[:3]}, {_WORDS.get(n[3:], n[3:])}" for n in SEMIRINGS}

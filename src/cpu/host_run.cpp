@@ -34,6 +34,7 @@ void run(const detail::Request& q, int threads) {
     const int used = threads == 0 ? available_cores() : threads;
     const bool backward = q.operation == detail::Operation::BackwardA || q.operation == detail::Operation::BackwardB;
     if (backward) run_backward(q, v.shape, used);
+    else if (q.with_counts) run_counting(q, v.shape, used);
     else run_product(q, v.shape, used);
 }
 
