@@ -142,7 +142,8 @@ TEST(ValidateEnums, UnknownDType) {
 TEST(ValidateEnums, UnknownSemiring) {
     Request q = gemm_request(4, 5, 3);
     q.semiring = static_cast<Semiring>(std::size(all_semirings));
-    EXPECT_THAT(invalid_message(q), AllOf(HasSubstr("unknown semiring"), HasSubstr("5")));
+    EXPECT_THAT(invalid_message(q),
+                AllOf(HasSubstr("unknown semiring"), HasSubstr(std::to_string(std::size(all_semirings)))));
 }
 
 TEST(ValidateEnums, UnknownLayout) {
@@ -235,6 +236,32 @@ TEST(ValidateAccepts, EmptyShapes) {
     Request q = gemm_request(4, 5, 3);
     q.batch = 0;
     EXPECT_NO_THROW(validate(q));
+}
+
+// OrAnd takes U8 alone, and U8 only OrAnd: every other pair is refused as unsupported, with a
+// message that says what goes together; OrAnd has no gradient; packed operands are OrAnd's.
+TEST(ValidateSupport, OrAndAndItsElementType) {
+    for (DType t : all_dtypes)
+        for (Semiring s : all_semirings) {
+            Request q = argmax_request(4, 5, 3);
+            q.dtype = t, q.semiring = s;
+            if (supports(s, t)) {
+                EXPECT_NO_THROW(validate(q)) << to_string(t) << " " << to_string(s);
+                continue;
+            }
+            try {
+                validate(q);
+                ADD_FAILURE() << to_string(t) << " " << to_string(s) << " passed validation";
+            } catch (const Unsupported& e) {
+                EXPECT_THAT(e.what(), HasSubstr(s == Semiring::OrAnd ? "OrAnd is Boolean" : "OrAnd semiring alone"));
+            }
+        }
+    Request q = backward_a_request(4, 5, 3);
+    q.dtype = DType::U8, q.semiring = Semiring::OrAnd;
+    EXPECT_THROW(validate(q), Unsupported);
+    q = gemm_request(4, 5, 3);
+    q.packed_k = 3;  // an f32 request with packed operands
+    EXPECT_THROW(validate(q), Unsupported);
 }
 
 TEST(ValidateAccepts, EveryTypeAndSemiring) {

@@ -218,6 +218,7 @@ void RunProduct(const ProductTask& t) {
     case Semiring::MaxMul: return RunRing<MaxMulRing<T>>(t);
     case Semiring::MaxMin: return RunRing<MaxMinRing<T>>(t);
     case Semiring::MinMax: return RunRing<MinMaxRing<T>>(t);
+    case Semiring::OrAnd: break;  // booleans: cpu/orand.cpp (cpu::run routes OrAnd there)
     }
 }
 
@@ -229,6 +230,7 @@ TileShape TileFor(Semiring s, bool argmax) {
     case Semiring::MaxMul: return TileOf<MaxMulRing<T>>(argmax);
     case Semiring::MaxMin: return TileOf<MaxMinRing<T>>(argmax);
     case Semiring::MinMax: return TileOf<MinMaxRing<T>>(argmax);
+    case Semiring::OrAnd: break;  // booleans: cpu/orand.cpp
     }
     return {};
 }

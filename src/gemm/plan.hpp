@@ -51,6 +51,7 @@ struct LaunchPlan {
     bool launch = true;           // false: the fill is the whole answer (a backward pass with M or N = 0)
     TgGemmParams product{};       // the parameters of a product kernel,
     TgBackwardParams backward{};  // or of a backward one
+    TgPackParams pack{};          // or of the packing kernel
 };
 
 // The plan for request q of validated shape s, which must have work to do (has_work()).
