@@ -402,7 +402,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                             if (p.accumulate) {
                                 const Vec16<T> old = *c;
 #pragma unroll
-                                for (int e = 0; e < VEC; ++e) v.v[e] = R::plus(old.v[e], v.v[e]);
+                                for (int e = 0; e < VEC; ++e) v.v[e] = R::plus(old.v[e] + T(0), v.v[e]);
                             }
                             *c = v;
                             continue;
@@ -420,7 +420,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                             } else if constexpr (ARGMAX) {
                                 *element<int>(p.argmax, b, row, col) = arg[i][g * VEC + e];
                             } else if (p.accumulate) {
-                                w = R::plus(*c, w);
+                                w = R::plus(*c + T(0), w);  // an old -0 is read as +0, as every input
                             }
                             *c = w;
                         }

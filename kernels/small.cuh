@@ -106,7 +106,7 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                         T v = R::finish(acc[i][j]);
                         if constexpr (!STAGE) v = v + T(0);  // -0 -> +0
                         if constexpr (ARGMAX) *element<int>(p.argmax, b, row, col) = arg[i][j];
-                        else if (p.accumulate) v = R::plus(*c, v);
+                        else if (p.accumulate) v = R::plus(*c + T(0), v);  // an old -0 is read as +0
                         *c = v;
                     }
                 }

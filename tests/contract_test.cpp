@@ -2,11 +2,13 @@
 // every label assignment (support/contract_cases.hpp): products, batches, outer products,
 // diagonals, labels one input alone holds, transposed, padded and broadcast operands, outputs whose
 // strides need a buffer; every semiring and type. Also the checks, and what the GPU path refuses
-// before it touches a GPU.
+// before it touches a GPU. The argmax forms against the brute-force loop's argmax (the flat index
+// over the contracted labels in A's order), with argmax tensors of their own strides.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,154 @@ TEST(HostContract, EveryCaseSemiringAndTypeMatchesBruteForce) {
     check_every_case<std::int32_t>(TROPICAL_I32);
     check_every_case<std::int64_t>(TROPICAL_I64);
     check_every_case<std::uint8_t>(TROPICAL_U8);  // OrAnd
+}
+
+// C's position of dense row-major element n (its labels' order), through c's strides.
+std::size_t strided_offset(const TensorSpec& t, std::size_t n) {
+    std::int64_t offset = 0, rest = static_cast<std::int64_t>(n);
+    for (std::size_t d = t.sizes.size(); d-- > 0;) offset += (rest % t.sizes[d]) * t.strides[d], rest /= t.sizes[d];
+    return static_cast<std::size_t>(offset);
+}
+
+struct ArgmaxCase {
+    const char* name;
+    TensorSpec a, b, c, argmax;
+};
+
+std::vector<ArgmaxCase> argmax_cases() {
+    return {
+        {"product", spec("ik", {3, 7}), spec("kj", {7, 5}), spec("ij", {3, 5}), spec("ij", {3, 5})},
+        {"batch inside", spec("ibk", {3, 2, 4}), spec("kbj", {4, 2, 5}), spec("jbi", {5, 2, 3}),
+         spec("jbi", {5, 2, 3})},
+        {"two contracted, A's order", spec("ikl", {3, 2, 4}), spec("lkj", {4, 2, 3}), spec("ij", {3, 3}),
+         spec("ij", {3, 3})},
+        // A lists l before k but holds k outermost: the views would merge (k, l); the host copies.
+        {"two contracted, listed against memory", spec("ilk", {3, 4, 2}, {0, 2, 1}), spec("klj", {2, 4, 3}),
+         spec("ij", {3, 3}), spec("ij", {3, 3})},
+        {"three contracted, B interleaved", spec("aibc", {2, 3, 3, 2}), spec("cjab", {2, 4, 2, 3}, {3, 0, 2, 1}),
+         spec("ij", {3, 4}), spec("ji", {4, 3})},
+        {"transposed inputs, argmax transposed", spec("ik", {3, 4}, {1, 0}), spec("kj", {4, 5}, {1, 0}),
+         spec("ij", {3, 5}), spec("ij", {3, 5}, {1, 0})},
+        {"padded", spec("ik", {3, 4}, {}, 3), spec("kj", {4, 5}, {}, 2), spec("ij", {3, 5}, {}, 1),
+         spec("ij", {3, 5}, {}, 4)},
+        {"batched, argmax batch innermost", spec("bik", {2, 3, 4}), spec("bkj", {2, 4, 5}), spec("bij", {2, 3, 5}),
+         spec("bij", {2, 3, 5}, {1, 2, 0})},
+        {"outer product", spec("i", {3}), spec("j", {4}), spec("ij", {3, 4}), spec("ij", {3, 4})},
+        {"to a scalar", spec("ij", {2, 3}), spec("ji", {3, 2}), spec("", {}), spec("", {})},
+        {"diagonal of A", spec("kik", {3, 2, 3}), spec("kj", {3, 4}), spec("ij", {2, 4}), spec("ij", {2, 4})},
+        {"empty contraction", spec("ik", {3, 0}), spec("kj", {0, 2}), spec("ij", {3, 2}), spec("ij", {3, 2})},
+        {"empty output", spec("ik", {0, 2}), spec("kj", {2, 3}), spec("ij", {0, 3}), spec("ij", {0, 3})},
+    };
+}
+
+template <class T>
+void check_every_argmax_case(tropical_dtype dtype) {
+    std::mt19937 rng(17);
+    for (Semiring s : all_semirings) {
+        for (const ArgmaxCase& k : argmax_cases()) {
+            const auto a = random_values<T>(k.a.span, s, rng), b = random_values<T>(k.b.span, s, rng);
+            std::vector<T> c(static_cast<std::size_t>(k.c.span), T(99));
+            std::vector<std::int32_t> m(static_cast<std::size_t>(k.argmax.span), 12345);
+            std::vector<std::int32_t> la, lb, lc, lm;
+            const tropical_tensor ta = descriptor(k.a, a.data(), la), tb = descriptor(k.b, b.data(), lb),
+                                  tc = descriptor(k.c, c.data(), lc), tm = descriptor(k.argmax, m.data(), lm);
+            const tropical_host_options one_thread{0, 1};
+            ASSERT_EQ(tropical_host_contract_argmax(static_cast<tropical_semiring>(s), dtype, &ta, &tb, &tc, &tm,
+                                                    &one_thread),
+                      TROPICAL_SUCCESS)
+                << k.name << ": " << tropical_last_error_message();
+            const auto [want, want_argmax] = brute_contract_argmax<T>(s, k.a, a, k.b, b, k.c);
+            // The argmax tensor lists C's labels, maybe in another order: element n of C (dense,
+            // its labels' order) is the argmax's element at the same label values.
+            for (std::size_t n = 0; n < want.size(); ++n) {
+                std::int64_t rest = static_cast<std::int64_t>(n), at_m = 0;
+                for (std::size_t d = k.c.sizes.size(); d-- > 0;) {
+                    const std::int64_t i = rest % k.c.sizes[d];
+                    rest /= k.c.sizes[d];
+                    at_m += i * k.argmax.strides[k.argmax.labels.find(k.c.labels[d])];
+                }
+                const std::string where = std::string(k.name) + ", " + std::string(to_string(s)) + ", " +
+                                          std::string(to_string(dtype_of<T>())) + ", element " + std::to_string(n);
+                ASSERT_EQ(c[strided_offset(k.c, n)], want[n]) << where;
+                ASSERT_EQ(m[static_cast<std::size_t>(at_m)], want_argmax[n]) << where;
+            }
+        }
+    }
+}
+
+TEST(HostContractArgmax, EveryCaseSemiringAndTypeMatchesBruteForce) {
+    check_every_argmax_case<float>(TROPICAL_F32);
+    check_every_argmax_case<double>(TROPICAL_F64);
+    check_every_argmax_case<std::int32_t>(TROPICAL_I32);
+    check_every_argmax_case<std::int64_t>(TROPICAL_I64);
+}
+
+TEST(HostContractArgmax, TiesTakeTheSmallestIndexAndNoTermGivesMinusOne) {
+    // Every term of row 0 is 5 (a tie over all 6 of (k, l)); row 1 is all -inf: no term beats the zero.
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> a = {2, 2, 2, 2, 2, 2, -inf, -inf, -inf, -inf, -inf, -inf}, b(6, 3.0f), c(2, 0.0f);
+    std::vector<std::int32_t> m(2, 77);
+    host::contract_with_argmax<MaxPlus>(dense_tensor<const float>(a.data(), {2, 3, 2}, {'i', 'k', 'l'}),
+                                        dense_tensor<const float>(b.data(), {2, 3}, {'l', 'k'}),
+                                        dense_tensor(c.data(), {2}, {'i'}), dense_tensor(m.data(), {2}, {'i'}));
+    EXPECT_EQ(c, (std::vector<float>{5, -inf}));
+    EXPECT_EQ(m, (std::vector<std::int32_t>{0, -1}));
+    // The maximum at k = 2, l = 0: flat index 2 * 2 + 0 in A's order (k, l), though B lists l first.
+    a[4] = 4;
+    host::contract_with_argmax<MaxPlus>(dense_tensor<const float>(a.data(), {2, 3, 2}, {'i', 'k', 'l'}),
+                                        dense_tensor<const float>(b.data(), {2, 3}, {'l', 'k'}),
+                                        dense_tensor(c.data(), {2}, {'i'}), dense_tensor(m.data(), {2}, {'i'}));
+    EXPECT_EQ(c[0], 7);
+    EXPECT_EQ(m[0], 4);
+}
+
+TEST(HostContractArgmax, ChecksItsArguments) {
+    std::vector<float> x(24), out(6);
+    std::vector<std::int32_t> m(6);
+    auto a = dense_tensor<const float>(x.data(), {3, 4}, {'i', 'k'});
+    auto b = dense_tensor<const float>(x.data(), {4, 2}, {'k', 'j'});
+    auto c = dense_tensor(out.data(), {3, 2}, {'i', 'j'});
+    EXPECT_THAT(
+        [&] {
+            host::contract_with_argmax<MaxPlus>(a, b, c, dense_tensor(m.data(), {2, 3}, {'j', 'x'}));
+        },
+        ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("must have C's labels with C's sizes")));
+    EXPECT_THAT([&] { host::contract_with_argmax<MaxPlus>(a, b, c, dense_tensor(m.data(), {3}, {'i'})); },
+                ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("must have C's labels with C's sizes")));
+    auto a_alone = dense_tensor<const float>(x.data(), {3, 4, 2}, {'i', 'k', 'x'});
+    EXPECT_THAT(
+        [&] {
+            host::contract_with_argmax<MaxPlus>(a_alone, b, c, dense_tensor(m.data(), {3, 2}, {'i', 'j'}));
+        },
+        ::testing::ThrowsMessage<InvalidArgument>(HasSubstr("reduce them first")));
+    // The argmax written with C's labels in another order is fine.
+    EXPECT_NO_THROW(host::contract_with_argmax<MaxPlus>(a, b, c, dense_tensor(m.data(), {2, 3}, {'j', 'i'})));
+}
+
+TEST(ContractCApi, TheArgmaxFormsStatusesAndMessages) {
+    std::vector<float> x(20);
+    const std::int64_t sa[] = {3, 4}, sta[] = {4, 1}, sb[] = {4, 5}, stb[] = {5, 1}, sc[] = {3, 5}, stc[] = {5, 1};
+    const std::int32_t ik[] = {'i', 'k'}, kj[] = {'k', 'j'}, ij[] = {'i', 'j'};
+    const tropical_tensor a{x.data(), 2, sa, sta, ik}, b{x.data(), 2, sb, stb, kj}, c{x.data(), 2, sc, stc, ij};
+    EXPECT_EQ(tropical_host_contract_argmax(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, nullptr, nullptr),
+              TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(tropical_last_error_message(), HasSubstr("the tensor descriptor argmax is NULL"));
+    EXPECT_EQ(tropical_contract_argmax(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &c, nullptr, nullptr),
+              TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(tropical_last_error_message(), HasSubstr("the tensor descriptor argmax is NULL"));
+    // The GPU path, before it touches a GPU: A lists l before k but holds k outermost, so no view
+    // merges the contracted labels in A's order.
+    std::vector<float> y(24), z(9);
+    std::vector<std::int32_t> m(9);
+    const std::int64_t s3[] = {3, 4, 2}, st3[] = {8, 1, 4}, s3b[] = {2, 4, 3}, st3b[] = {12, 3, 1}, s2[] = {3, 3},
+                       st2[] = {3, 1};
+    const std::int32_t ilk[] = {'i', 'l', 'k'}, klj[] = {'k', 'l', 'j'};
+    const tropical_tensor a3{y.data(), 3, s3, st3, ilk}, b3{y.data(), 3, s3b, st3b, klj}, c3{z.data(), 2, s2, st2, ij},
+        m3{m.data(), 2, s2, st2, ij};
+    EXPECT_EQ(tropical_contract_argmax(TROPICAL_MAXPLUS, TROPICAL_F32, &a3, &b3, &c3, &m3, nullptr),
+              TROPICAL_UNSUPPORTED);
+    EXPECT_THAT(tropical_last_error_message(), HasSubstr("the contracted labels in the order A lists them"));
+    // Without the argmax the same views are fine (refused later only for want of a GPU, not here).
 }
 
 TEST(HostContract, TheCxxApiAndABroadcastInput) {

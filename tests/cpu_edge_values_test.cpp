@@ -212,8 +212,7 @@ TYPED_TEST(CpuFloatEdgeValues, NaNPropagatesWithTheFirstNaNsArgmax) {
     EXPECT_TRUE(std::isnan(host_gemm<S>(a, b, old, {.accumulate = true})(0, 0)));
 }
 
-// -0 is read as +0: results that are zero are +0, but an old C of -0 that nothing beats stays -0
-// when accumulating (C_old (+) x keeps C_old on ties), as in the reference.
+// -0 is read as +0, in A, B and an old C alike: no result is -0, accumulated or not.
 TYPED_TEST(CpuFloatEdgeValues, NegativeZeroIsReadAsPositiveZero) {
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
@@ -232,8 +231,18 @@ TYPED_TEST(CpuFloatEdgeValues, NegativeZeroIsReadAsPositiveZero) {
     a(0, 0) = minus_zero;
     b(0, 0) = S::value == Semiring::MaxMul ? T(3) : minus_zero;
     old(0, 0) = minus_zero;
-    EXPECT_TRUE(same_bits(reference_gemm<T>(S::value, a, b, old, true)(0, 0),
-                          host_gemm<S>(a, b, old, {.accumulate = true})(0, 0)));
+    EXPECT_TRUE(same_bits(plus_zero, reference_gemm<T>(S::value, a, b, old, true)(0, 0)));
+    EXPECT_TRUE(same_bits(plus_zero, host_gemm<S>(a, b, old, {.accumulate = true})(0, 0)));
+    // An old -0 that the product does not beat (the zero of MaxPlus and MaxMin is -inf): +0 too,
+    // and with K = 0, where C_old (+) the zero is all there is.
+    if (S::value == Semiring::MaxPlus || S::value == Semiring::MaxMin) {
+        a(0, 0) = -std::numeric_limits<T>::infinity();
+        EXPECT_TRUE(same_bits(plus_zero, reference_gemm<T>(S::value, a, b, old, true)(0, 0)));
+        EXPECT_TRUE(same_bits(plus_zero, host_gemm<S>(a, b, old, {.accumulate = true})(0, 0)));
+    }
+    const auto none_a = make_matrix<T>(1, 0), none_b = make_matrix<T>(0, 1);
+    EXPECT_TRUE(same_bits(plus_zero, reference_gemm<T>(S::value, none_a, none_b, old, true)(0, 0)));
+    EXPECT_TRUE(same_bits(plus_zero, host_gemm<S>(none_a, none_b, old, {.accumulate = true})(0, 0)));
 }
 
 }  // namespace

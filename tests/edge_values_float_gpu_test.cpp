@@ -178,4 +178,33 @@ TYPED_TEST(FloatEdgeValuesGpu, MaxMulZerosAndInfinity) {
     EXPECT_EQ(r.argmax(2, 2), 0);
 }
 
+// An old C of -0 is read as +0, like every input: no result is -0, accumulated or not, whether the
+// product ties it (+0 terms), falls short of it (only the zero's terms) or is empty (K = 0). Small
+// and big shapes, so that both the small kernel and the tiled one's vector and edge stores write C.
+TYPED_TEST(FloatEdgeValuesGpu, AnOldNegativeZeroIsReadAsPositiveZero) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    constexpr Semiring ring = S::value;
+    const T minus_zero = T(-0.0);
+    for (const Shape s : {Shape{3, 2, 5}, Shape{300, 8, 261}}) {
+        SCOPED_TRACE(describe(s));
+        auto old = make_matrix<T>(s.m, s.n);
+        old.fill([&] { return minus_zero; });
+        auto plus_zeros = old;
+        plus_zeros.fill([] { return T(0); });
+        auto a = make_matrix<T>(s.m, s.k), b = make_matrix<T>(s.k, s.n);
+        a.fill([&] { return minus_zero; });
+        b.fill([&] { return ring == Semiring::MaxMul ? T(3) : minus_zero; });  // every term is +0
+        EXPECT_TRUE(exactly_equal("C, +0 terms", plus_zeros, gpu_gemm<S>(a, b, old, {.accumulate = true})));
+        EXPECT_TRUE(exactly_equal("reference, +0 terms", plus_zeros, reference_gemm<T>(ring, a, b, old, true)));
+        if (ring == Semiring::MaxPlus || ring == Semiring::MaxMin) {  // every term is the zero -inf
+            a.fill([] { return -std::numeric_limits<T>::infinity(); });
+            EXPECT_TRUE(exactly_equal("C, zero terms", plus_zeros, gpu_gemm<S>(a, b, old, {.accumulate = true})));
+        }
+        const auto none_a = make_matrix<T>(s.m, 0), none_b = make_matrix<T>(0, s.n);
+        EXPECT_TRUE(exactly_equal("C, K = 0", plus_zeros, gpu_gemm<S>(none_a, none_b, old, {.accumulate = true})));
+    }
+}
+
 }  // namespace

@@ -192,6 +192,23 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_host_contract(tropical_semiring se
                                                             const tropical_tensor* c,
                                                             const tropical_host_options* options);
 
+/* The same, also writing into `argmax` (an int32 tensor with C's labels and sizes, any strides) the
+ * term that attained each element of C: the row-major flat index over the contracted labels in the
+ * order A lists them (a repeated label where it first appears), the smallest that attains it, -1
+ * where no term beats the zero (tropical/contract.hpp). No label may be held by one input alone
+ * (TROPICAL_INVALID_ARGUMENT: reduce it first). On the GPU, views that would merge the contracted
+ * labels in another order are TROPICAL_UNSUPPORTED (list A's contracted dimensions outermost first
+ * in memory); on the host they are copied. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_contract_argmax(tropical_semiring semiring, tropical_dtype dtype,
+                                                              const tropical_tensor* a, const tropical_tensor* b,
+                                                              const tropical_tensor* c, const tropical_tensor* argmax,
+                                                              const tropical_options* options);
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_contract_argmax(tropical_semiring semiring, tropical_dtype dtype,
+                                                                   const tropical_tensor* a, const tropical_tensor* b,
+                                                                   const tropical_tensor* c,
+                                                                   const tropical_tensor* argmax,
+                                                                   const tropical_host_options* options);
+
 /* The SIMD instruction set the CPU kernels use on this machine, as Highway names it ("AVX2", "AVX3"
  * for AVX-512, "SSE4", "NEON"; "EMU128" or "SCALAR" for the portable fallback): a static string. */
 TROPICAL_GEMM_EXPORT const char* tropical_host_simd_target(void);

@@ -12,6 +12,13 @@
 // (which allocates nothing) throws tropical::Unsupported, saying which operand needs what.
 // Languages other than C++ get the same engine through tropical_contract / tropical_host_contract
 // (tropical/c_api.h); the Python package's einsum plans whole networks into such steps.
+//
+// The argmax forms also write, for each element of C, which term attained it: the flat (row-major)
+// index over the contracted labels, in the order A lists them (after its diagonals: a repeated
+// label counts where it first appears), the smallest that attains C's value, -1 where no term
+// beats the semiring's zero. That is what the gradient of a pairwise step needs. The argmax tensor
+// holds int32, has C's labels and sizes (any strides), and there may be no label that one input
+// alone holds (reduce it first: the argmax would not cover it).
 #include <cstdint>
 #include <initializer_list>
 
@@ -78,10 +85,11 @@ TensorRef tensor_ref(const TensorView<T>& v) {
     return {v.data, v.rank, v.sizes, v.strides, v.labels};
 }
 
+// `argmax` may be null (no argmax).
 TROPICAL_GEMM_EXPORT void contract(Semiring semiring, DType dtype, const TensorRef& a, const TensorRef& b,
-                                   const TensorRef& c, const GemmOptions& options);
+                                   const TensorRef& c, const TensorRef* argmax, const GemmOptions& options);
 TROPICAL_GEMM_EXPORT void host_contract(Semiring semiring, DType dtype, const TensorRef& a, const TensorRef& b,
-                                        const TensorRef& c, const host::Options& options);
+                                        const TensorRef& c, const TensorRef* argmax, const host::Options& options);
 
 }  // namespace detail
 
@@ -94,7 +102,18 @@ void contract(const TensorView<const T>& a, const TensorView<const T>& b, const 
                   "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
                   "double, std::int32_t or std::int64_t");
     detail::contract(S::value, dtype_of<T>(), detail::tensor_ref(a), detail::tensor_ref(b), detail::tensor_ref(c),
-                     options);
+                     nullptr, options);
+}
+
+// The same, and the argmax (see the top of this file). Where the view of A or B would merge the
+// contracted labels in another order than A lists them, this throws tropical::Unsupported: list
+// A's dimensions so that its contracted ones come outermost first in memory (the host path copies).
+template <SemiringTag S, Element T>
+void contract_with_argmax(const TensorView<const T>& a, const TensorView<const T>& b, const TensorView<T>& c,
+                          const TensorView<std::int32_t>& argmax, const GemmOptions& options = {}) {
+    const detail::TensorRef indices = detail::tensor_ref(argmax);
+    detail::contract(S::value, dtype_of<T>(), detail::tensor_ref(a), detail::tensor_ref(b), detail::tensor_ref(c),
+                     &indices, options);
 }
 
 namespace host {
@@ -108,7 +127,17 @@ void contract(const TensorView<const T>& a, const TensorView<const T>& b, const 
                   "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
                   "double, std::int32_t or std::int64_t");
     tropical::detail::host_contract(S::value, dtype_of<T>(), tropical::detail::tensor_ref(a),
-                                    tropical::detail::tensor_ref(b), tropical::detail::tensor_ref(c), options);
+                                    tropical::detail::tensor_ref(b), tropical::detail::tensor_ref(c), nullptr, options);
+}
+
+// The same, and the argmax (see the top of this file); copies what has no view, in either order.
+template <SemiringTag S, Element T>
+void contract_with_argmax(const TensorView<const T>& a, const TensorView<const T>& b, const TensorView<T>& c,
+                          const TensorView<std::int32_t>& argmax, const Options& options = {}) {
+    const tropical::detail::TensorRef indices = tropical::detail::tensor_ref(argmax);
+    tropical::detail::host_contract(S::value, dtype_of<T>(), tropical::detail::tensor_ref(a),
+                                    tropical::detail::tensor_ref(b), tropical::detail::tensor_ref(c), &indices,
+                                    options);
 }
 
 }  // namespace host

@@ -173,35 +173,43 @@ def check_ties(dtype, semiring):
 
 
 def check_gradients(split, semiring, dtype):
-    """Gradients of this rank's shards equal the matching parts of the single-process gradients."""
+    """Gradients of this rank's shards equal the matching parts of the single-process gradients;
+    with split=None (whole operands), the whole gradients on every rank."""
     rank, world = dist.get_rank(), dist.get_world_size()
     torch_dtype = getattr(torch, dtype)
-    for m, k, n in [(5, 2 * world + 1, 3), (world + 1, world - 1, 2)]:
+    shapes = [(5, 2 * world + 1, 3), (world + 1, world - 1, 2), (1, 3, 1)]
+    for m, k, n in shapes if thorough() or split == "grid" else shapes[:2]:
         a, b = operands(dtype, semiring, m, k, n, seed=m * 10 + k, specials=False)
         a.requires_grad_()
         b.requires_grad_()
         grad_c = torch.randn(m, n, generator=torch.Generator().manual_seed(3), dtype=torch_dtype).to(DEVICE)
         want_a, want_b = torch.autograd.grad(tg.matmul(a, b, semiring), (a, b), grad_c)
-        a_part, b_part = (x.detach().requires_grad_() for x in td.shard_operands(a.detach(), b.detach(), split))
-        c = td.matmul(a_part, b_part, semiring, split=split)
-        got_a, got_b = torch.autograd.grad(c, (a_part, b_part), expected_part(grad_c, split, rank, world, None))
-        if split == "k":
-            start, stop = td._group.shard_range(k, world, rank)
-            close(got_a, want_a[:, start:stop], f"{m}x{k}x{n} grad a")
-            close(got_b, want_b[start:stop], f"{m}x{k}x{n} grad b")
-        else:
-            start, stop = td._group.shard_range(m, world, rank)
-            close(got_a, want_a[start:stop], f"{m}x{k}x{n} grad a")
-            # Each rank's gradient of the shared b is its rows' part: summed over ranks, the whole one.
-            total = got_b.clone()
-            dist.all_reduce(total)
-            close(total, want_b, f"{m}x{k}x{n} grad b summed over ranks")
-
-
-def check_grid_gradient_refused():
-    a = torch.ones(4, 4, device=DEVICE, requires_grad=True)
-    a_part, b_part = td.shard_operands(a, a, "grid")
-    expect_error(tg.UnsupportedError, "grid", lambda: td.matmul(a_part, b_part, split="grid"))
+        label = f"split={split} {m}x{k}x{n}"
+        if split is None:
+            got_a, got_b = torch.autograd.grad(td.matmul(a, b, semiring), (a, b), grad_c)
+            close(got_a, want_a, f"{label} grad a")
+            close(got_b, want_b, f"{label} grad b")
+            continue
+        variants = [(None, None)]
+        if split == "grid":  # every grid, and narrow panels: several segments per owner
+            variants = [(g, w) for g in grids(world) for w in (None, 1)] if thorough() else [(None, None), (None, 1)]
+        for grid, width in variants:
+            a_part, b_part = (x.detach().requires_grad_()
+                              for x in td.shard_operands(a.detach(), b.detach(), split, grid=grid))
+            c = td.matmul(a_part, b_part, semiring, split=split, grid=grid, panel_width=width)
+            got_a, got_b = torch.autograd.grad(c, (a_part, b_part), expected_part(grad_c, split, rank, world, grid))
+            what = f"{label} grid={grid} panel={width}"
+            if split == "m":
+                start, stop = td._group.shard_range(m, world, rank)
+                close(got_a, want_a[start:stop], f"{what} grad a")
+                # Each rank's gradient of the shared b is its rows' part: summed over ranks, the whole one.
+                total = got_b.clone()
+                dist.all_reduce(total)
+                close(total, want_b, f"{what} grad b summed over ranks")
+            else:  # each rank's gradient is its own block of the whole one
+                part_a, part_b = td.shard_operands(want_a, want_b, split, grid=grid)
+                close(got_a, part_a, f"{what} grad a")
+                close(got_b, part_b, f"{what} grad b")
 
 
 def expect_error(kind, words, fn):
@@ -265,15 +273,10 @@ def check_sliced_contract(semiring):
         total = g.clone()
         dist.all_reduce(total)
         close(total, w, "sliced gradient summed over ranks")
-    # The einsum hookup: with tropical_gemm.einsum, the sliced one agrees with it; without, a clear error.
+    # The einsum: sliced over the ranks, it agrees with tropical_gemm.einsum on one process.
     x, y = operands("float32", semiring, 3, 2 * world + 1, 4, seed=15)
-    if getattr(tg, "einsum", None) is not None:
-        einsum = tg.einsum if callable(tg.einsum) else tg.einsum.einsum
-        same(td.einsum("ij,jk->ik", x, y, semiring=semiring, sliced_index="j"),
-             einsum("ij,jk->ik", x, y, semiring=semiring), "einsum")
-    else:
-        expect_error(tg.UnsupportedError, "sliced_contract",
-                     lambda: td.einsum("ij,jk->ik", x, y, semiring=semiring, sliced_index="j"))
+    same(td.einsum("ij,jk->ik", x, y, semiring=semiring, sliced_index="j"),
+         tg.einsum("ij,jk->ik", x, y, semiring=semiring), "einsum")
 
 
 def checks() -> dict:
@@ -285,9 +288,8 @@ def checks() -> dict:
         table[f"whole-operands-{semiring}-{dtype}"] = (check_whole_operands, semiring, dtype)
     for dtype, semiring in itertools.product(ref.DTYPES, ref.SEMIRINGS):
         table[f"ties-{dtype}-{semiring}"] = (check_ties, dtype, semiring)
-    for split, semiring, dtype in itertools.product(("k", "m"), ref.SEMIRINGS, ("float32", "float64")):
-        table[f"gradients-{split}-{semiring}-{dtype}"] = (check_gradients, split, semiring, dtype)
-    table["grid-gradient-refused"] = (check_grid_gradient_refused,)
+    for split, semiring, dtype in itertools.product((*SPLITS, None), ref.SEMIRINGS, ("float32", "float64")):
+        table[f"gradients-{split or 'whole'}-{semiring}-{dtype}"] = (check_gradients, split, semiring, dtype)
     table["errors"] = (check_errors,)
     for semiring in ref.SEMIRINGS:
         table[f"sliced-contract-{semiring}"] = (check_sliced_contract, semiring)

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 pytest.importorskip("opt_einsum")
 import tropical_gemm as tg  # noqa: E402
-from tropical_gemm import _einsum  # noqa: E402
+from tropical_gemm import _contract, _einsum  # noqa: E402
 import einsum_reference as ref  # noqa: E402
 from tropical_reference import DTYPES, SEMIRINGS  # noqa: E402
 
@@ -119,18 +119,98 @@ def test_pairwise_plan_classifies_indices():
     assert (letter(second.batch), letter(second.left), letter(second.right), letter(second.contracted)) == ("b", "", "i", "k")
 
 
-def test_contraction_views_without_copy():
-    # Contiguous operands of a batched product reshape into (batch, M, K) and (batch, K, N) as views.
-    a = torch.randn(2, 3, 4, 5)  # b i j k: batch b, left i, contracted j k
-    b = torch.randn(2, 5, 4, 6)  # b k j l
-    la, lb = list("bijk"), list("bkjl")
-    a3 = _einsum._grouped(a, la, [["b"], ["i"], _einsum._by_stride(a, la, ["j", "k"])])
-    b3 = _einsum._grouped(b, lb, [["b"], _einsum._by_stride(a, la, ["j", "k"]), ["l"]])
-    assert a3.data_ptr() == a.data_ptr() and a3._base is a
-    assert b3.shape == (2, 20, 6)
-    # A transposed operand comes as a column-major view, not a copy.
-    t = torch.randn(4, 3).t()
-    assert _einsum._grouped(t, ["i", "j"], [["i"], ["j"]])._base is not None
+class _Recorder:
+    """Wraps a C function of _contract, recording each call's A descriptor (data pointer, labels)."""
+
+    def __init__(self, fn):
+        self.fn, self.calls = fn, []
+
+    def __call__(self, *args):
+        import struct
+
+        buf = _contract._scratch.buffer
+        data, rank, _, _, labels_at = struct.unpack_from("=Qi4xQQQ", buf, 0)
+        labels = struct.unpack_from(f"={rank}i", buf, labels_at - _contract._scratch.base)
+        self.calls.append((data, labels))
+        return self.fn(*args)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("grad", [False, True])
+def test_each_pairwise_step_is_one_call_of_the_c_abi(monkeypatch, device, grad):
+    # The planner drives the library's binary contraction: one tropical_host_contract (CPU) or
+    # tropical_contract (CUDA) call per pairwise step (its argmax form where gradients are wanted),
+    # on the operands as they are (a contiguous input reaches C without a copy), and no other product.
+    name = ("_host_contract" if device == "cpu" else "_contract") + ("_argmax_c" if grad else "_c")
+    recorder = _Recorder(getattr(_contract, name))
+    monkeypatch.setattr(_contract, name, recorder)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("einsum called matmul")
+
+    monkeypatch.setattr(tg.functional, "matmul", refuse)
+    rng = np.random.default_rng(4)
+    equation, shapes = "ab,bc,cd,da->", [(2, 3), (3, 4), (4, 5), (5, 2)]
+    arrays = ref.random_arrays(rng, shapes, "float64", "maxplus")
+    tensors = [torch.from_numpy(a).to(device).requires_grad_(grad) for a in arrays]
+    plan = tg.einsum_path(equation, *shapes, optimize=[(0, 1), (0, 1), (0, 1)])
+    got = tg.einsum(equation, *tensors, optimize=[(0, 1), (0, 1), (0, 1)])
+    want, _ = ref.brute_einsum(equation, arrays, "maxplus")
+    assert got.item() == pytest.approx(float(want))
+    assert len(recorder.calls) == len(plan.steps) == 3
+    data, labels = recorder.calls[0]
+    assert data == tensors[0].data_ptr() and labels == plan.inputs[0]
+    if grad:
+        got.backward()
+        assert all(t.grad is not None for t in tensors)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("against_memory", [False, True])
+def test_contract_op_and_its_argmax(device, against_memory):
+    # torch.ops.tropical.contract_argmax: the argmax is the flat index over the contracted labels in
+    # the order la lists them (here (k, l), though b lists l first). Against memory: a holds l
+    # outside k, so no view merges (k, l); the host copies, the CUDA op copies and calls again.
+    g = torch.Generator().manual_seed(1)
+    if against_memory:
+        a = torch.randn(3, 2, 4, dtype=torch.float64, generator=g).permute(0, 2, 1)  # i k l, l outside k
+    else:
+        a = torch.randn(3, 4, 2, dtype=torch.float64, generator=g)  # i k l
+    b = torch.randn(2, 5, 4, dtype=torch.float64, generator=g)  # l j k
+    c, m = _contract.contract_argmax(a.to(device), b.to(device), [0, 1, 2], [2, 3, 1], [3, 0], "maxplus")
+    terms = a.permute(1, 2, 0)[:, :, None, :] + b.permute(2, 0, 1)[:, :, :, None]  # k l j i
+    want = terms.reshape(8, 5, 3)
+    assert c.device.type == device and c.is_contiguous() and m.is_contiguous()
+    torch.testing.assert_close(c.cpu(), want.amax(0))
+    assert m.dtype == torch.int32 and torch.equal(m.cpu().long(), want.argmax(0))
+    torch.testing.assert_close(_contract.contract(a.to(device), b.to(device), [0, 1, 2], [2, 3, 1], [3, 0]), c)
+    with pytest.raises(tg.InvalidArgumentError, match="reduce them first"):
+        _contract.contract(a, b, [0, 1, 2], [2, 3, 9], [3, 0], "maxplus")
+    with pytest.raises(tg.InvalidArgumentError, match="take the diagonal first"):
+        _contract.contract(a, b, [0, 1, 1], [2, 3, 1], [3, 0], "maxplus")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_contract_op_gradients_against_the_argmax(device):
+    # The gradient of a step routes grad_C to the attaining term: a one-hot per output element.
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(2, 3, 4, dtype=torch.float64, generator=g).to(device).requires_grad_()  # b i k
+    b = torch.randn(4, 2, 5, dtype=torch.float64, generator=g).to(device).requires_grad_()  # k b j
+    c = _contract.contract(a, b, [0, 1, 2], [2, 0, 3], [3, 0, 1], "maxplus")  # j b i
+    c.sum().backward()
+    terms = a.detach().cpu()[:, :, :, None] + b.detach().cpu().permute(1, 0, 2)[:, None, :, :]  # b i k j
+    best = terms.argmax(2)  # b i j
+    want_a = torch.zeros(2, 3, 4, dtype=torch.float64)
+    want_a.scatter_add_(2, best, torch.ones_like(best, dtype=torch.float64))
+    torch.testing.assert_close(a.grad.cpu(), want_a)
+    assert b.grad.sum().item() == c.numel()
+
+
+def test_contract_op_passes_opcheck():
+    a = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)  # b i k
+    b = torch.randn(2, 4, 5, dtype=torch.float64, requires_grad=True)  # b k j
+    for op in (_contract.contract, _contract.contract_argmax):
+        torch.library.opcheck(op, (a, b, [0, 1, 2], [0, 2, 3], [0, 1, 3], "maxplus"))
 
 
 # --- gradients ------------------------------------------------------------------------------------
@@ -198,7 +278,7 @@ def test_plan_is_marked_constant_as_pytorch_marks_it():
     marks = {k: v for k, v in vars(probe).items()}
     assert marks, "torch.compiler.assume_constant_result set no attribute: update tropical_gemm._einsum"
     for name, value in marks.items():
-        assert getattr(_einsum._traced_plan, name, None) == value, name
+        assert getattr(_einsum._traced_plan_and_program, name, None) == value, name
 
 
 BACKENDS = ["aot_eager"] + (["inductor"] if os.environ.get("TROPICAL_GEMM_TEST_INDUCTOR") == "1" else [])

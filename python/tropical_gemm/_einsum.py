@@ -2,18 +2,17 @@
 
 The equation is NumPy's and torch.einsum's (letters, ``...``, ``->`` or the implicit output). The
 order of pairwise contractions comes from a planner (``_einsum_plan``: opt_einsum, or cotengra
-when asked for, or a path given by the caller). Each operand is prepared first: its diagonals
-taken where an index repeats (a strided view), its size-1 dimensions broadcast (a stride-0 view),
-and the indices that it alone holds, and the output lacks, reduced with the semiring's sum. Each
-pairwise contraction then runs as one batched product ``(batch, M, K) (x) (batch, K, N)`` through
-:func:`tropical_gemm.matmul`: the operands are permuted (a view) with the indices of each group
-in the order of their strides, so that the reshape into three dimensions is a view wherever the
-strides allow, and a copy only where they do not.
+when asked for, or a path given by the caller), and becomes a program once per plan (cached):
+each operand's diagonals (strided views), broadcasts (stride-0 views) and reductions, and each
+pairwise step's label lists and result shape, worked out in plain Python. Running it, each step is
+one call of the library's binary contraction (``tropical_contract`` / ``tropical_host_contract``
+through the C ABI, ``_contract``), which classifies the labels and runs one batched product on
+views of the operands; a reduction is a contraction with the semiring's one.
 
-Gradients (float32, float64) flow through the argmax of each product (the library's backward
-ops), through the views, and through the reductions, which are products too (with the semiring's
-one), so that the gradient of a network's optimum with respect to each input marks the entries
-of one optimal assignment.
+Without gradients, on plain tensors outside ``torch.compile``, the steps call the C ABI directly;
+otherwise through the ops ``torch.ops.tropical.contract`` and ``contract_argmax``, whose gradients
+(float32, float64) follow the argmax of each step through the library's backward ops, so that the
+gradient of a network's optimum with respect to each input marks one optimal assignment.
 """
 
 from __future__ import annotations
@@ -23,10 +22,12 @@ import math
 import torch
 from torch import Tensor
 
-from . import _einsum_plan
+from typing import NamedTuple
+
+from . import _contract, _einsum_plan
 from ._checks import DTYPES, _dtype_code, unsupported_device
-from ._native import InvalidArgumentError
-from .functional import matmul, semiring_name
+from ._native import SEMIRINGS, InvalidArgumentError
+from .functional import _direct_ok, semiring_name
 
 __all__ = ["einsum", "einsum_path"]
 
@@ -37,14 +38,6 @@ def _plan_for(equation: str, shapes, optimize) -> _einsum_plan.Plan:
     elif not isinstance(optimize, str):  # an optimizer object: planned afresh every time
         return _einsum_plan.make_plan.__wrapped__(equation, shapes, optimize)
     return _einsum_plan.make_plan(equation, shapes, optimize)
-
-
-# torch.compile takes the plan as a constant: the parser and planner run once, outside the graph.
-# torch.compiler.assume_constant_result(fn) does exactly this, but imports torch._dynamo on the spot
-# (about 3 s, which `import tropical_gemm` must not pay): all it does to fn is set this attribute,
-# which test_einsum.py checks against PyTorch's own function.
-_traced_plan = _plan_for
-_traced_plan._dynamo_marked_constant = True
 
 
 def _check_operands(operands) -> None:
@@ -84,69 +77,102 @@ def _one(semiring: str, dtype: torch.dtype):
     return info.max if top else info.min
 
 
-def _by_stride(t: Tensor, labels: list, group) -> list:
-    """The indices of `group` in the order of t's strides, outermost first: the order in which a
-    reshape can merge them without a copy."""
-    stride = t.stride()
-    return sorted(group, key=lambda l: -stride[labels.index(l)])
+class _Program(NamedTuple):
+    """A plan as the tensors' work, with every index list worked out once: per operand its
+    diagonals (pairs of dimensions, in turn), the shape it broadcasts to (or None) and its
+    reduction (or None); per step the slots it reads (the operands first, then each step's result
+    in turn; -1: the semiring's one, for a reduction), each tensor's labels and the result's shape;
+    the slot of the result and its permutation into the output's order (or None)."""
+
+    prepare: tuple  # per operand: (diagonals, expand_to, reduction or None)
+    steps: tuple  # (slot a, slot b, la, lb, lc, shape of C, shape of the one or None)
+    result: int
+    final: tuple | None
 
 
-def _grouped(t: Tensor, labels: list, groups) -> Tensor:
-    """t permuted to the indices of `groups` in turn, each group merged into one dimension (a view
-    where the strides allow)."""
-    order = [labels.index(l) for g in groups for l in g]
-    shape = t.shape
-    sizes = []
-    for g in groups:  # a plain loop: torch.compile traces no generator inside math.prod
-        size = 1
-        for l in g:
-            size *= shape[labels.index(l)]
-        sizes.append(size)
-    return t.permute(order).reshape(sizes)
+def _reduction(labels: tuple, gone: tuple, sizes: dict):
+    """A reduction of `gone` as a contraction with the semiring's one (of gone's shape): its
+    (labels, gone, kept labels, C's shape, the one's shape), and the kept labels."""
+    keep = tuple(l for l in labels if l not in gone)
+    return (labels, gone, keep, tuple(sizes[l] for l in keep), tuple(sizes[l] for l in gone)), keep
 
 
-def _reduce(t: Tensor, labels: list, reduced, semiring: str):
-    """t with the indices `reduced` summed by the semiring: one product (M, K) (x) one(K, 1)."""
-    keep = _by_stride(t, labels, [l for l in labels if l not in reduced])
-    gone = _by_stride(t, labels, list(reduced))
-    matrix = _grouped(t, labels, [keep, gone])
-    ones = torch.full((matrix.shape[1], 1), _one(semiring, t.dtype), dtype=t.dtype, device=t.device)
-    out = matmul(matrix, ones, semiring)
-    return out.reshape([t.shape[labels.index(l)] for l in keep]), keep
+def _make_program(plan: _einsum_plan.Plan, shapes) -> _Program:
+    sizes = dict(plan.sizes)
+    prepare, live = [], []
+    for labels, reduced, shape in zip(plan.inputs, plan.reduced, shapes):
+        labels, shape, diagonals = list(labels), list(shape), []
+        while len(set(labels)) < len(labels):  # a repeated index: its diagonal (torch puts it last)
+            l = next(x for x in labels if labels.count(x) > 1)
+            p = labels.index(l)
+            q = labels.index(l, p + 1)
+            diagonals.append((p, q))
+            labels = [x for i, x in enumerate(labels) if i not in (p, q)] + [l]
+            shape = [x for i, x in enumerate(shape) if i not in (p, q)] + [shape[p]]
+        want = [sizes[l] for l in labels]
+        labels = tuple(labels)
+        reduction = None
+        if reduced:
+            reduction, labels = _reduction(labels, tuple(reduced), sizes)
+        prepare.append((tuple(diagonals), tuple(want) if want != shape else None, reduction))
+        live.append(labels)
+    slots = list(range(len(live)))  # the slot of each operand still to contract, in the plan's list
+    steps, next_slot = [], len(live)
+    for step in plan.steps:
+        picked = [(slots[p], live[p]) for p in step.positions]
+        slots = [x for i, x in enumerate(slots) if i not in step.positions]
+        live = [x for i, x in enumerate(live) if i not in step.positions]
+        if len(picked) == 1:
+            (slot, labels), = picked
+            if step.contracted:
+                (la, gone, keep, shape, ones), labels = _reduction(labels, step.contracted, sizes)
+                steps.append((slot, -1, la, gone, keep, shape, ones))
+                slot = next_slot
+                next_slot += 1
+        else:
+            (slot_a, la), (slot_b, lb) = picked
+            labels = step.batch + step.left + step.right
+            steps.append((slot_a, slot_b, la, lb, labels, tuple(sizes[l] for l in labels), None))
+            slot = next_slot
+            next_slot += 1
+        slots.append(slot)
+        live.append(labels)
+    (labels,), (slot,) = live, slots
+    order = tuple(labels.index(l) for l in plan.output)
+    return _Program(tuple(prepare), tuple(steps), slot, order if order != tuple(range(len(order))) else None)
 
 
-def _prepare(t: Tensor, labels, reduced, sizes: dict, semiring: str):
-    labels = list(labels)
-    while len(set(labels)) < len(labels):  # a repeated index: its diagonal, as a view
-        l = next(x for x in labels if labels.count(x) > 1)
-        p = labels.index(l)
-        q = labels.index(l, p + 1)
-        t = t.diagonal(0, p, q)
-        labels = [x for i, x in enumerate(labels) if i not in (p, q)] + [l]
-    want = [sizes[l] for l in labels]
-    if list(t.shape) != want:  # size-1 dimensions broadcast: a stride-0 view
-        t = t.expand(want)
-    if reduced:
-        t, labels = _reduce(t, labels, reduced, semiring)
-    return t, labels
+_PROGRAMS: dict = {}  # id(plan) -> (plan, its program); holding the plan keeps its id unique
 
 
-def _contract(a: Tensor, la: list, b: Tensor, lb: list, step, semiring: str):
-    """One pairwise contraction as one (batched) product; returns the result and its indices."""
-    big, lbig = (a, la) if a.numel() >= b.numel() else (b, lb)
-    batch = _by_stride(big, lbig, step.batch)  # the shared groups follow the larger operand's layout
-    contracted = _by_stride(big, lbig, step.contracted)
-    left = _by_stride(a, la, step.left)
-    right = _by_stride(b, lb, step.right)
-    a3 = _grouped(a, la, [batch, left, contracted])
-    b3 = _grouped(b, lb, [batch, contracted, right])
-    if a3.shape[0] == 1:
-        c = matmul(a3[0], b3[0], semiring)
-    else:
-        c = matmul(a3, b3, semiring)
-    labels = batch + left + right
-    sizes = [a.shape[la.index(l)] for l in batch + left] + [b.shape[lb.index(l)] for l in right]
-    return c.reshape(sizes), labels
+def _program_for(plan: _einsum_plan.Plan, shapes) -> _Program:
+    found = _PROGRAMS.get(id(plan))
+    if found is not None and found[0] is plan:
+        return found[1]
+    program = _make_program(plan, shapes)
+    if len(_PROGRAMS) >= 512:
+        _PROGRAMS.clear()
+    _PROGRAMS[id(plan)] = (plan, program)
+    return program
+
+
+def _plan_and_program(equation: str, shapes, optimize):
+    plan = _plan_for(equation, shapes, optimize)
+    return plan, _program_for(plan, shapes)
+
+
+# torch.compile takes the plan and its program as a constant: the parser, planner and program run
+# once, outside the graph. torch.compiler.assume_constant_result(fn) does exactly this, but imports
+# torch._dynamo on the spot (about 3 s, which `import tropical_gemm` must not pay): all it does to
+# fn is set this attribute, which test_einsum.py checks against PyTorch's own function.
+_traced_plan_and_program = _plan_and_program
+_traced_plan_and_program._dynamo_marked_constant = True
+
+
+def _plain(operands) -> bool:
+    """Whether the steps may call the C ABI directly: plain tensors, no gradient wanted, no tracing,
+    no mode or transform that must see the ops (as tropical_gemm.matmul decides)."""
+    return all(type(t) is Tensor for t in operands) and _direct_ok(operands[0], operands[0])
 
 
 def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize="auto") -> Tensor:
@@ -175,21 +201,46 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     s = semiring_name(semiring)
     _check_operands(operands)
     shapes = tuple(tuple(t.shape) for t in operands)
-    plan = _traced_plan(equation, shapes, optimize) if torch.compiler.is_compiling() else _plan_for(
-        equation, shapes, optimize)
-    sizes = dict(plan.sizes)
-    live = [_prepare(t, labels, reduced, sizes, s) for t, labels, reduced in zip(operands, plan.inputs, plan.reduced)]
-    for step in plan.steps:
-        picked = [live[p] for p in step.positions]
-        live = [x for i, x in enumerate(live) if i not in step.positions]
-        if len(picked) == 1:
-            t, labels = picked[0]
-            live.append(_reduce(t, labels, step.contracted, s) if step.contracted else (t, labels))
+    compiling = torch.compiler.is_compiling()
+    setup = _traced_plan_and_program if compiling else _plan_and_program
+    plan, program = setup(equation, shapes, optimize)
+    first = operands[0]
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in operands)
+    direct = not grad and not compiling and _plain(operands)
+    s_code, t_code = SEMIRINGS[s], DTYPES[first.dtype]
+    one = _one(s, first.dtype)
+
+    def step(a, b, la, lb, lc, shape):
+        if direct:
+            return _contract.run(a, b, la, lb, lc, shape, s_code, t_code, False)
+        if grad and (a.requires_grad or b.requires_grad):
+            return _contract.contract_argmax(a, b, la, lb, lc, s)[0]
+        return _contract.contract(a, b, la, lb, lc, s)
+
+    def ones(shape):
+        return torch.full(shape, one, dtype=first.dtype, device=first.device)
+
+    values = []
+    for t, (diagonals, expand_to, reduction) in zip(operands, program.prepare):
+        for p, q in diagonals:  # views
+            t = t.diagonal(0, p, q)
+        if expand_to is not None:  # size-1 dimensions broadcast: a stride-0 view
+            t = t.expand(expand_to)
+        if reduction is not None:
+            la, gone, keep, shape, ones_shape = reduction
+            t = step(t, ones(ones_shape), la, gone, keep, shape)
+        values.append(t)
+    for slot_a, slot_b, la, lb, lc, shape, ones_shape in program.steps:
+        a = values[slot_a]
+        values[slot_a] = None  # freed as soon as no step needs it
+        if slot_b < 0:
+            b = ones(ones_shape)
         else:
-            (a, la), (b, lb) = picked
-            live.append(_contract(a, la, b, lb, step, s))
-    (t, labels), = live
-    return t.permute([labels.index(l) for l in plan.output])
+            b = values[slot_b]
+            values[slot_b] = None
+        values.append(step(a, b, la, lb, lc, shape))
+    result = values[program.result]
+    return result if program.final is None else result.permute(program.final)
 
 
 def einsum_path(equation: str, *shapes, optimize="auto"):

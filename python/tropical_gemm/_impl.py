@@ -30,7 +30,7 @@ _ORAND = SEMIRINGS["orand"]
 _BOTTLENECK = (SEMIRINGS["maxmin"], SEMIRINGS["minmax"])
 
 
-def _reads(s: int, which: str) -> tuple[bool, bool]:
+def gradient_reads(s: int, which: str) -> tuple[bool, bool]:
     """Whether the gradient of `which` ("a" or "b") in semiring s reads A, and B (as the library's
     reference says: MaxMul the other operand, MaxMin and MinMax both, MaxPlus and MinPlus neither)."""
     both = s in _BOTTLENECK
@@ -182,7 +182,7 @@ def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tenso
     dam, argmax_ = _gpu_matrix(argmax, batched)
     # The operands the semiring's gradient reads (MaxMul the other one, MaxMin and MinMax both); NULL
     # for one it does not read.
-    reads_a, reads_b = _reads(s, which)
+    reads_a, reads_b = gradient_reads(s, which)
     da, a_ = _gpu_matrix(a, batched) if reads_a else (None, None)
     db, b_ = _gpu_matrix(b, batched) if reads_b else (None, None)
     dg = _pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
@@ -213,7 +213,7 @@ def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor
     dgc, grad_c_ = _gpu_matrix(grad_c, batched)
     dam, argmax_ = _gpu_matrix(argmax, batched)
     # The operands the semiring's gradient reads (MaxMul the other one, MaxMin and MinMax both).
-    reads_a, reads_b = _reads(s, which)
+    reads_a, reads_b = gradient_reads(s, which)
     da, a_ = _gpu_matrix(a, batched) if reads_a else (None, None)
     db, b_ = _gpu_matrix(b, batched) if reads_b else (None, None)
     dg = _pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)

@@ -1,4 +1,5 @@
-// The C ABI's binary contractions (tropical_contract, tropical_host_contract): the C arguments
+// The C ABI's binary contractions (tropical_contract, tropical_host_contract and their _argmax
+// forms): the C arguments
 // range-checked and turned into tropical/contract.hpp's calls; exceptions become statuses.
 #include <tropical/c_api.h>
 #include <tropical/contract.hpp>
@@ -21,42 +22,77 @@ void refuse_accumulate(int32_t accumulate) {
         throw tropical::InvalidArgument("options.accumulate is not supported by a contraction: set it to 0");
 }
 
+tropical::GemmOptions gpu_options(const tropical_options* options) {
+    tropical::GemmOptions o;
+    if (options) {
+        refuse_accumulate(options->accumulate);
+        if (options->device_hint < 0)
+            throw tropical::InvalidArgument("options.device_hint must be 0 (no hint) or TROPICAL_DEVICE_HINT(d)");
+        o.stream = static_cast<tropical::Stream>(options->stream);
+        o.device = options->device_hint - 1;
+    }
+    return o;
+}
+
+tropical::host::Options host_options(const tropical_host_options* options) {
+    tropical::host::Options o;
+    if (options) {
+        refuse_accumulate(options->accumulate);
+        o.threads = options->threads;
+    }
+    return o;
+}
+
+// `argmax` null: the form without argmax; else the argmax form, whose descriptor (*argmax) must be there.
+tropical_status gpu_contract(tropical_semiring s, tropical_dtype t, const tropical_tensor* a, const tropical_tensor* b,
+                             const tropical_tensor* c, const tropical_tensor* const* argmax,
+                             const tropical_options* options) {
+    return tropical::detail::guarded([&] {
+        const TensorRef indices = argmax ? tensor_from_c(*argmax, "the tensor descriptor argmax") : TensorRef{};
+        tropical::detail::contract(
+            tropical::detail::semiring_from_c(raw(s)), tropical::detail::dtype_from_c(raw(t)),
+            tensor_from_c(a, "the tensor descriptor a"), tensor_from_c(b, "the tensor descriptor b"),
+            tensor_from_c(c, "the tensor descriptor c"), argmax ? &indices : nullptr, gpu_options(options));
+    });
+}
+
+tropical_status host_contract(tropical_semiring s, tropical_dtype t, const tropical_tensor* a, const tropical_tensor* b,
+                              const tropical_tensor* c, const tropical_tensor* const* argmax,
+                              const tropical_host_options* options) {
+    return tropical::detail::guarded([&] {
+        const TensorRef indices = argmax ? tensor_from_c(*argmax, "the tensor descriptor argmax") : TensorRef{};
+        tropical::detail::host_contract(
+            tropical::detail::semiring_from_c(raw(s)), tropical::detail::dtype_from_c(raw(t)),
+            tensor_from_c(a, "the tensor descriptor a"), tensor_from_c(b, "the tensor descriptor b"),
+            tensor_from_c(c, "the tensor descriptor c"), argmax ? &indices : nullptr, host_options(options));
+    });
+}
+
 }  // namespace
 
 extern "C" {
 
 tropical_status tropical_contract(tropical_semiring s, tropical_dtype t, const tropical_tensor* a,
                                   const tropical_tensor* b, const tropical_tensor* c, const tropical_options* options) {
-    return tropical::detail::guarded([&] {
-        tropical::GemmOptions o;
-        if (options) {
-            refuse_accumulate(options->accumulate);
-            if (options->device_hint < 0)
-                throw tropical::InvalidArgument("options.device_hint must be 0 (no hint) or TROPICAL_DEVICE_HINT(d)");
-            o.stream = static_cast<tropical::Stream>(options->stream);
-            o.device = options->device_hint - 1;
-        }
-        tropical::detail::contract(tropical::detail::semiring_from_c(raw(s)), tropical::detail::dtype_from_c(raw(t)),
-                                   tensor_from_c(a, "the tensor descriptor a"),
-                                   tensor_from_c(b, "the tensor descriptor b"),
-                                   tensor_from_c(c, "the tensor descriptor c"), o);
-    });
+    return gpu_contract(s, t, a, b, c, nullptr, options);
 }
 
 tropical_status tropical_host_contract(tropical_semiring s, tropical_dtype t, const tropical_tensor* a,
                                        const tropical_tensor* b, const tropical_tensor* c,
                                        const tropical_host_options* options) {
-    return tropical::detail::guarded([&] {
-        tropical::host::Options o;
-        if (options) {
-            refuse_accumulate(options->accumulate);
-            o.threads = options->threads;
-        }
-        tropical::detail::host_contract(
-            tropical::detail::semiring_from_c(raw(s)), tropical::detail::dtype_from_c(raw(t)),
-            tensor_from_c(a, "the tensor descriptor a"), tensor_from_c(b, "the tensor descriptor b"),
-            tensor_from_c(c, "the tensor descriptor c"), o);
-    });
+    return host_contract(s, t, a, b, c, nullptr, options);
+}
+
+tropical_status tropical_contract_argmax(tropical_semiring s, tropical_dtype t, const tropical_tensor* a,
+                                         const tropical_tensor* b, const tropical_tensor* c,
+                                         const tropical_tensor* argmax, const tropical_options* options) {
+    return gpu_contract(s, t, a, b, c, &argmax, options);
+}
+
+tropical_status tropical_host_contract_argmax(tropical_semiring s, tropical_dtype t, const tropical_tensor* a,
+                                              const tropical_tensor* b, const tropical_tensor* c,
+                                              const tropical_tensor* argmax, const tropical_host_options* options) {
+    return host_contract(s, t, a, b, c, &argmax, options);
 }
 
 }  // extern "C"

@@ -30,6 +30,7 @@ void run(const detail::Request& q, int threads) {
         throw InvalidArgument(
             fmt::format("threads is {}; it must be 0 (one thread per core) or a positive number of threads", threads));
     const detail::ValidatedRequest v = detail::validate(q);
+    load_highway();
     const int used = threads == 0 ? available_cores() : threads;
     const bool backward = q.operation == detail::Operation::BackwardA || q.operation == detail::Operation::BackwardB;
     if (backward) run_backward(q, v.shape, used);

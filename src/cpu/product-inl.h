@@ -74,7 +74,7 @@ HWY_INLINE void StoreTile(D d, const hn::TFromD<D>* HWY_RESTRICT acc, const Tile
             HWY_UNROLL(16) for (int j = 0; j < NV; ++j) {
                 T* p = to.c + i * to.rs + j * L;
                 auto v = R::Finish(d, hn::Load(d, acc + i * NR + j * L));
-                if (!to.first) v = Plus<R>(hn::LoadU(d, p), v);
+                if (!to.first) v = Plus<R>(hn::Add(hn::LoadU(d, p), hn::Zero(d)), v);  // an old -0 is read as +0
                 hn::StoreU(v, d, p);
             }
         }
@@ -84,7 +84,7 @@ HWY_INLINE void StoreTile(D d, const hn::TFromD<D>* HWY_RESTRICT acc, const Tile
         for (std::int64_t j = 0; j < to.cols; ++j) {
             T& out = to.c[i * to.rs + j * to.cs];
             const T v = R::Finish(acc[i * NR + j]);
-            out = to.first ? v : PlusScalar<R>(out, v);
+            out = to.first ? v : PlusScalar<R>(out + T(0), v);
         }
     }
 }
@@ -115,7 +115,7 @@ void EmptySum(const ProductTask& t) {
     for (std::int64_t i = t.row0; i < t.row1; ++i) {
         for (std::int64_t j = t.col0; j < t.col1; ++j) {
             T& out = c[i * t.c.rs + j * t.c.cs];
-            out = t.accumulate ? PlusScalar<R>(out, R::Zero()) : R::Zero();
+            out = t.accumulate ? PlusScalar<R>(out + T(0), R::Zero()) : R::Zero();
             if (t.argmax) idx[i * t.idx.rs + j * t.idx.cs] = -1;
         }
     }

@@ -5,6 +5,11 @@
 
 namespace tropical::cpu {
 
+// Opens Highway's run-time library unless it is open (src/cpu/highway_runtime.cpp says why not
+// before); throws tropical::Unsupported, saying where it looked, where it cannot. The CPU kernels'
+// entry calls it first, on the caller's thread, so that no worker thread meets that error.
+void load_highway();
+
 // The target the kernels run on now, as Highway names it ("AVX2").
 const char* target_name();
 

@@ -15,7 +15,7 @@
 //   | OrAnd    | OR  | AND | false (0)                           | true (1)                   |
 //
 //   Floating point: (x) is IEEE + or * (or min, max), so -inf + +inf = NaN and 0 * inf = NaN; a -0
-//   input is read as +0.
+//   input (C_old with accumulate too) is read as +0, so no result is ever -0.
 //   NaN: if any term (or, with accumulate, C_old) is NaN, the result is NaN.
 //   Integers, MaxPlus/MinPlus: the zero is exact and absorbing, zero (x) x = zero for every x.
 //     Finite inputs must satisfy |x| <= 2^28 (i32) or |x| <= 2^60 (i64); within that range no sum
@@ -180,7 +180,8 @@ void gemm(Semiring s, HostView<const T> a, HostView<const T> b, HostView<T> c, b
         for (std::int64_t j = 0; j < c.cols; ++j) {
             T acc = zero<T>(s);
             for (std::int64_t k = 0; k < a.cols; ++k) acc = detail::plus(s, acc, detail::times(s, a(i, k), b(k, j)));
-            c(i, j) = accumulate ? detail::plus(s, c(i, j), acc) : acc;  // OrAnd: acc is 0 or 1 already
+            // C_old is an input: -0 reads as +0 (and OrAnd's nonzero as 1; its acc is 0 or 1 already).
+            c(i, j) = accumulate ? detail::plus(s, T(c(i, j) + T(0)), acc) : acc;
         }
     }
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tropical/contract.hpp>
@@ -115,6 +116,50 @@ std::vector<T> brute_contract(Semiring s, const TensorSpec& a, const std::vector
         slot = plus(s, slot, times(s, da[offset(a)], db[offset(b)]));
     }
     return out;
+}
+
+// The contraction by brute force with its argmax (tropical/contract.hpp): both dense row-major of
+// c's sizes; the argmax the flat index over the contracted labels in the order A lists them, the
+// smallest attaining C's value, -1 where no term beats the zero. No label may be in one input alone.
+template <class T>
+std::pair<std::vector<T>, std::vector<std::int32_t>> brute_contract_argmax(Semiring s, const TensorSpec& a,
+                                                                           const std::vector<T>& da,
+                                                                           const TensorSpec& b,
+                                                                           const std::vector<T>& db,
+                                                                           const TensorSpec& c) {
+    std::map<char, std::int64_t> sizes;
+    for (const TensorSpec* t : {&a, &b, &c})
+        for (std::size_t d = 0; d < t->labels.size(); ++d) sizes[t->labels[d]] = t->sizes[d];
+    std::string contracted;
+    for (char l : a.labels)
+        if (b.labels.find(l) != std::string::npos && c.labels.find(l) == std::string::npos &&
+            contracted.find(l) == std::string::npos)
+            contracted += l;
+    std::vector<char> labels;
+    std::int64_t total = 1, out_count = 1;
+    for (auto [l, n] : sizes) labels.push_back(l), total *= n;
+    for (auto n : c.sizes) out_count *= n;
+    std::vector<T> out(static_cast<std::size_t>(out_count), zero_of<T>(s));
+    std::vector<std::int32_t> arg(static_cast<std::size_t>(out_count), -1);
+    std::map<char, std::int64_t> at;
+    auto offset = [&](const TensorSpec& t) {
+        std::int64_t o = 0;
+        for (std::size_t d = 0; d < t.labels.size(); ++d) o += at[t.labels[d]] * t.strides[d];
+        return static_cast<std::size_t>(o);
+    };
+    for (std::int64_t n = 0; n < total; ++n) {
+        std::int64_t rest = n;
+        for (auto it = labels.rbegin(); it != labels.rend(); ++it) at[*it] = rest % sizes[*it], rest /= sizes[*it];
+        std::int64_t pos = 0, k = 0;
+        for (std::size_t d = 0; d < c.labels.size(); ++d) pos = pos * c.sizes[d] + at[c.labels[d]];
+        for (char l : contracted) k = k * sizes[l] + at[l];
+        const T term = times(s, da[offset(a)], db[offset(b)]);
+        T& slot = out[static_cast<std::size_t>(pos)];
+        std::int32_t& best = arg[static_cast<std::size_t>(pos)];
+        const bool beats = plus(s, slot, term) != slot;  // strictly better than what is there
+        if (beats || (term == slot && best >= 0 && k < best)) slot = term, best = static_cast<std::int32_t>(k);
+    }
+    return {out, arg};
 }
 
 // Random small integers for an operand's buffer (MaxMul's non-negative; OrAnd's booleans, true a

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import atexit
 import bisect
+from dataclasses import dataclass
 from itertools import accumulate
 
 import torch
 import torch.distributed as dist
 
-from .._native import InvalidArgumentError
+from .. import ops
+from .._impl import gradient_reads
+from .._native import SEMIRINGS, InvalidArgumentError
 from ..functional import matmul as local_matmul
 from ._group import WHERE
 from ._keys import combine_in_order, plus_is_max
@@ -99,7 +102,28 @@ def segments(ka: list[int], kb: list[int], width: int | None):
     return out
 
 
-def product(a, b, semiring, group, shards, shape, want_argmax: bool, panel_width):
+@dataclass(frozen=True)
+class _Grid:
+    """This rank's place on the grid and the walk over K, checked and derived once per call."""
+
+    p: int
+    q: int
+    cols: int
+    m_here: int  # rows of this grid row's blocks
+    n_here: int  # columns of this grid column's blocks
+    row_group: object  # this grid row's group (None: a row of one rank)
+    col_group: object
+    ranks: list
+    plan: list  # segments()
+
+    def a_owner(self, qa: int) -> int:
+        return self.ranks[self.p * self.cols + qa]
+
+    def b_owner(self, pb: int) -> int:
+        return self.ranks[pb * self.cols + self.q]
+
+
+def _grid(group, shards, shape, panel_width) -> _Grid:
     rows, cols = shape
     if panel_width is not None and int(panel_width) < 1:
         raise InvalidArgumentError(
@@ -108,40 +132,52 @@ def product(a, b, semiring, group, shards, shape, want_argmax: bool, panel_width
     m_cut, n_cut, ka, kb = _block_sizes(shards, rows, cols)
     p, q = divmod(shards.rank, cols)
     row_groups, col_groups = _line_groups(group, rows, cols)
-    ranks = dist.get_process_group_ranks(group)
-    plan = segments(ka, kb, int(panel_width) if panel_width else None)
-    if not plan:  # K = 0: the zero everywhere, as the local product of empty blocks says
-        return local_matmul(a[:, :0], b[:0, :], semiring, return_argmax=want_argmax)
+    return _Grid(p, q, cols, m_cut[p], n_cut[q], row_groups[p], col_groups[q], dist.get_process_group_ranks(group),
+                 segments(ka, kb, int(panel_width) if panel_width else None))
+
+
+def _panels(a, b, grid: _Grid, fetch_a: bool = True, fetch_b: bool = True):
+    """Yields (segment, A panel, B panel) in k order. Each panel arrives from its owner (broadcast
+    along the grid row, or column); the next segment's broadcasts are posted before the current
+    segment is handed out. A panel not fetched is left unset (its shape only), on every member of
+    its line alike."""
 
     def post(segment):
-        """This segment's A and B panels, arriving (or here already), and the works to wait for."""
         start, stop, qa, pb, a_first, b_first = segment
         works = []
-        if q == qa:
+        if grid.q == qa:
             a_panel = a[:, start - a_first:stop - a_first]
         else:
-            a_panel = a.new_empty(m_cut[p], stop - start)
-        if row_groups[p] is not None and a_panel.numel():  # a grid row of no rows sends nothing, on every member
+            a_panel = a.new_empty(grid.m_here, stop - start)
+        if fetch_a and grid.row_group is not None and a_panel.numel():  # a line of no rows sends nothing
             a_panel = a_panel.contiguous()
-            works.append(dist.broadcast(a_panel, src=ranks[p * cols + qa], group=row_groups[p], async_op=True))
-        if p == pb:
+            works.append(dist.broadcast(a_panel, src=grid.a_owner(qa), group=grid.row_group, async_op=True))
+        if grid.p == pb:
             b_panel = b[start - b_first:stop - b_first]
         else:
-            b_panel = b.new_empty(stop - start, n_cut[q])
-        if col_groups[q] is not None and b_panel.numel():
+            b_panel = b.new_empty(stop - start, grid.n_here)
+        if fetch_b and grid.col_group is not None and b_panel.numel():
             b_panel = b_panel.contiguous()
-            works.append(dist.broadcast(b_panel, src=ranks[pb * cols + q], group=col_groups[q], async_op=True))
+            works.append(dist.broadcast(b_panel, src=grid.b_owner(pb), group=grid.col_group, async_op=True))
         return a_panel, b_panel, works
 
-    is_max = plus_is_max(semiring)
-    c = k = None
-    arriving = post(plan[0])
-    for index, segment in enumerate(plan):
+    arriving = post(grid.plan[0]) if grid.plan else None
+    for index, segment in enumerate(grid.plan):
         a_panel, b_panel, works = arriving
-        if index + 1 < len(plan):
-            arriving = post(plan[index + 1])
+        if index + 1 < len(grid.plan):
+            arriving = post(grid.plan[index + 1])
         for work in works:
             work.wait()
+        yield segment, a_panel, b_panel
+
+
+def product(a, b, semiring, group, shards, shape, want_argmax: bool, panel_width):
+    grid = _grid(group, shards, shape, panel_width)
+    if not grid.plan:  # K = 0: the zero everywhere, as the local product of empty blocks says
+        return local_matmul(a[:, :0], b[:0, :], semiring, return_argmax=want_argmax)
+    is_max = plus_is_max(semiring)
+    c = k = None
+    for segment, a_panel, b_panel in _panels(a, b, grid):
         if want_argmax:
             part, part_k = local_matmul(a_panel, b_panel, semiring, return_argmax=True)
             part_k = torch.where(part_k >= 0, part_k + segment[0], part_k)
@@ -149,3 +185,52 @@ def product(a, b, semiring, group, shards, shape, want_argmax: bool, panel_width
             part, part_k = local_matmul(a_panel, b_panel, semiring), None
         c, k = (part, part_k) if c is None else combine_in_order(c, k, part, part_k, is_max)
     return (c, k) if want_argmax else c
+
+
+def _sum_to(owner: int, part, line_group, mine):
+    """Adds the line's parts of one panel's gradient into the owner's block (`mine`, a view of it):
+    the transpose of the panel's broadcast. A line of one rank is its own owner."""
+    if line_group is not None and part.numel():
+        dist.reduce(part, dst=owner, op=dist.ReduceOp.SUM, group=line_group)
+    if mine is not None:
+        mine += part
+
+
+class GridProduct(torch.autograd.Function):
+    """The grid split with a gradient. Forward as product(), keeping the argmax. Backward walks K
+    again: for each segment, this rank routes its block of grad_C through the argmax entries that
+    fall in the segment (the package's backward ops, on that segment's panels), and the parts of
+    each panel's gradient are summed along the grid line to the panel's owner, which adds them to
+    its block of grad_A or grad_B. Panels are fetched again only where the semiring's gradient
+    reads operand values (MaxMul, MaxMin, MinMax); no rank ever holds more than in the forward.
+    grad_C is each rank's block as it arrives (every rank must call backward, as in DDP)."""
+
+    @staticmethod
+    def forward(ctx, a, b, semiring, group, shards, shape, panel_width):
+        c, k = product(a, b, semiring, group, shards, shape, True, panel_width)
+        ctx.save_for_backward(a, b, k)
+        ctx.call = (semiring, group, shards, shape, panel_width)
+        ctx.mark_non_differentiable(k)
+        return c, k
+
+    @staticmethod
+    def backward(ctx, grad_c, _grad_k):
+        a, b, k = ctx.saved_tensors
+        semiring, group, shards, shape, panel_width = ctx.call
+        grid = _grid(group, shards, shape, panel_width)
+        grad_a, grad_b = torch.zeros_like(a), torch.zeros_like(b)
+        grad_c = grad_c.contiguous()
+        code = SEMIRINGS[semiring]
+        fetch_a = gradient_reads(code, "a")[0] or gradient_reads(code, "b")[0]
+        fetch_b = gradient_reads(code, "a")[1] or gradient_reads(code, "b")[1]
+        for segment, a_panel, b_panel in _panels(a.detach(), b.detach(), grid, fetch_a, fetch_b):
+            start, stop, qa, pb, a_first, b_first = segment
+            here = torch.where((k >= start) & (k < stop), k - start, torch.full_like(k, -1))
+            part_a = ops.gemm_backward_a(grad_c, here, a_panel, b_panel, semiring)
+            part_b = ops.gemm_backward_b(grad_c, here, a_panel, b_panel, semiring)
+            _sum_to(grid.a_owner(qa), part_a, grid.row_group,
+                    grad_a[:, start - a_first:stop - a_first] if grid.q == qa else None)
+            _sum_to(grid.b_owner(pb), part_b, grid.col_group,
+                    grad_b[start - b_first:stop - b_first] if grid.p == pb else None)
+        return (grad_a if ctx.needs_input_grad[0] else None, grad_b if ctx.needs_input_grad[1] else None,
+                None, None, None, None, None)

@@ -10,7 +10,7 @@ import torch.distributed as dist
 from torch import Tensor
 
 from .. import ops
-from .._native import SEMIRING_ALIASES, InvalidArgumentError, UnsupportedError
+from .._native import SEMIRING_ALIASES, InvalidArgumentError
 from ..functional import matmul as local_matmul
 from . import _grid
 from ._group import SPLITS, WHERE, collective_device, exchange, gather_all, grid_shape, require_group, shard_range
@@ -118,7 +118,7 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, split: str | None
     Shards may be uneven (a rank may even hold none of K or M). Argmax, where asked for, is the
     smallest global k attaining each entry (-1 where no term beats the zero; for a NaN result the
     smallest k whose term is NaN), exactly as the single-process product gives it. Gradients (float
-    types) for ``"k"`` and ``"m"``: see the README; ``"grid"`` and ``None`` are forward only.
+    types) for every split: see the README.
     """
     group = require_group(group, "matmul")
     s = canonical_semiring(semiring)
@@ -139,10 +139,8 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, split: str | None
         _check_m_split(shards)
         return local_matmul(a, b, s, return_argmax=return_argmax)
     if grad:
-        raise UnsupportedError(
-            f"{WHERE}.matmul: gradients through split='grid' are not implemented; use split='k' or 'm' "
-            f"for a differentiable product, or detach the operands"
-        )
+        c, k = _grid.GridProduct.apply(a, b, s, group, shards, shape, panel_width)
+        return (c, k) if return_argmax else c
     return _grid.product(a, b, s, group, shards, shape, return_argmax, panel_width)
 
 
@@ -152,11 +150,12 @@ def _whole_operands(a, b, s, group, grid, return_argmax, panel_width):
             f"{WHERE}.matmul with split=None takes whole 2-D operands; got a {a.dim()}-D and b {b.dim()}-D"
         )
     if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
-        raise UnsupportedError(
-            f"{WHERE}.matmul: gradients with split=None (whole operands) are not implemented: cut the "
-            f"operands with shard_operands(a, b, 'k') and call matmul(..., split='k'), whose gradients "
-            f"are those of this rank's shards"
-        )
+        c, k = _WholeProduct.apply(a, b, s, group, grid, panel_width)
+        return (c, k) if return_argmax else c
+    return _whole_forward(a, b, s, group, grid, return_argmax, panel_width)
+
+
+def _whole_forward(a, b, s, group, grid, return_argmax, panel_width):
     world = dist.get_world_size(group)
     split = choose_split(a.shape[0], a.shape[1], b.shape[1], world, grid)
     a_part, b_part = shard_operands(a, b, split, group, grid)
@@ -239,3 +238,27 @@ class _KSplitProduct(torch.autograd.Function):
         grad_a = ops.gemm_backward_a(grad_c, local_k, a, b, ctx.semiring) if ctx.needs_input_grad[0] else None
         grad_b = ops.gemm_backward_b(grad_c, local_k, a, b, ctx.semiring) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b, None, None, None
+
+
+class _WholeProduct(torch.autograd.Function):
+    """split=None with a gradient. Every rank holds the whole operands and gets the whole C and its
+    global argmax, so every rank routes its own grad_C through that argmax locally (the package's
+    backward ops, O(M N) work beside the product's O(M N K)): nothing is communicated, and each rank's
+    gradients are those one process computes for the loss this rank computes, the same on every rank
+    when every rank computes the same loss (as in data-parallel training)."""
+
+    @staticmethod
+    def forward(ctx, a, b, semiring, group, grid, panel_width):
+        c, k = _whole_forward(a, b, semiring, group, grid, True, panel_width)
+        ctx.save_for_backward(a, b, k)
+        ctx.semiring = semiring
+        ctx.mark_non_differentiable(k)
+        return c, k
+
+    @staticmethod
+    def backward(ctx, grad_c, _grad_k):
+        a, b, k = ctx.saved_tensors
+        grad_c = grad_c.contiguous()
+        grad_a = ops.gemm_backward_a(grad_c, k, a, b, ctx.semiring) if ctx.needs_input_grad[0] else None
+        grad_b = ops.gemm_backward_b(grad_c, k, a, b, ctx.semiring) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b, None, None, None, None

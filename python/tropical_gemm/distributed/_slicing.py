@@ -6,8 +6,8 @@ as in the K-split) gives the result. The intermediates of each rank are those of
 sliced index is shorter: this is how a network whose largest intermediate fits no device is spread.
 
 The contraction is a callable, so that this works with any local contraction: a chain of
-tropical_gemm.matmul, a hand-written einsum, or tropical_gemm.einsum (``einsum`` below finds it
-lazily, when the package has it).
+tropical_gemm.matmul, a hand-written einsum, or tropical_gemm.einsum (``einsum`` below, which imports
+it when called: the einsum module and its planner load only for those who use them).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from .._native import SEMIRINGS, InvalidArgumentError, UnsupportedError
+from .._native import SEMIRINGS, InvalidArgumentError
 from ._group import WHERE, collective_device, require_group, shard_range
 from ._keys import plus_is_max, reduce_values, reduce_with_tag
 from ._products import canonical_semiring
@@ -83,7 +83,7 @@ class _OwnedReduce(torch.autograd.Function):
 
 def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", sliced_index: str, group=None) -> Tensor:
     """``tropical_gemm.einsum(equation, *operands, semiring=...)`` sliced over the ranks along the
-    summed index letter `sliced_index` (see sliced_contract). Needs tropical_gemm.einsum."""
+    summed index letter `sliced_index` (see sliced_contract)."""
     contract = _package_einsum()
     inputs, arrow, output = equation.replace(" ", "").partition("->")
     if not arrow:
@@ -105,16 +105,7 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", sliced_i
 
 
 def _package_einsum():
-    """tropical_gemm.einsum, imported only when asked for: it is a separate piece of the package."""
-    import tropical_gemm
+    """tropical_gemm.einsum, imported on first use (opt_einsum and the planner with it)."""
+    from .._einsum import einsum
 
-    found = getattr(tropical_gemm, "einsum", None)
-    if found is not None and not callable(found):  # a module of that name: its function
-        found = getattr(found, "einsum", None)
-    if not callable(found):
-        raise UnsupportedError(
-            f"{WHERE}.einsum needs tropical_gemm.einsum, which this installation of tropical_gemm does not "
-            f"have; until it does, call {WHERE}.sliced_contract(contract, operands, dims, semiring) with "
-            f"your own contraction function (a chain of tropical_gemm.matmul, for one)"
-        )
-    return found
+    return einsum
