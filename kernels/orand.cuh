@@ -491,8 +491,9 @@ __device__ __forceinline__ void orand_gemm(const TgGemmParams& p) {
                         }
                     }
                 }
-                // Before the next tile's prologue writes the shared memory: a block that stopped
-                // early has passed its last barrier already, and one that did not has too.
+                // No barrier before the next tile's prologue writes the shared memory: every thread
+                // passed the barrier after its last slice (the early stop's included) and the
+                // epilogue reads none of it.
             }
         }
     }

@@ -5,7 +5,8 @@
 // the code as the CUDA programming model states it (every thread of a block to each barrier, every
 // lane of a warp to each shuffle) but not the hardware: no memory model, no timing. Alignment of
 // the vector loads is checked by UBSan where the tests run under it (a misaligned uint4 faults on a
-// GPU).
+// GPU). Under ASan the fiber switches are annotated (__sanitizer_start_switch_fiber); ASan still
+// prints its one warning that it does not fully support swapcontext.
 //
 // Include this header, then the device pieces in their order (CMakeLists.txt's device_code_pieces);
 // launch an entry with tg_emu::launch(grid, block_threads, [&] { tg::pack(params); }).
