@@ -102,7 +102,8 @@ std::int64_t RunOf(Semiring semiring, std::int64_t iterations) {
     case Semiring::MaxMul: return Run<cpu::MaxMulRing<T>>::Go(iterations);
     case Semiring::MaxMin: return Run<cpu::MaxMinRing<T>>::Go(iterations);
     case Semiring::MinMax: return Run<cpu::MinMaxRing<T>>::Go(iterations);
-    case Semiring::OrAnd: break;  // no SIMD ring: booleans run on cpu/orand.cpp's words
+    case Semiring::Counting: break;  // no SIMD ring: cpu/host_counting.cpp is a plain loop
+    case Semiring::OrAnd: break;     // no SIMD ring: booleans run on cpu/orand.cpp's words
     }
     return 0;
 }

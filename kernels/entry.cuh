@@ -29,6 +29,14 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
     }
 }
 
+// A counting product of one row (the variant is the row's tile and its choice in src/gemm/plan.cpp:
+// every variant runs the same loop).
+template <class Variant, class T, class Cfg, int THREADS>
+__device__ __forceinline__ void counting_product(const TgCountingParams& p) {
+    static_assert(Cfg::threads == THREADS, "the row's threads must be its tile's: (bm / tm) * (bn / tn)");
+    gemm_counting<Cfg, T>(p);
+}
+
 // A Scatter kernel of one row: the gradient of A (GRAD_A) or B. It runs on any block size (the
 // row's), so that only the launch has to agree with the row.
 template <class T, bool GRAD_A>

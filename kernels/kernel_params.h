@@ -56,4 +56,13 @@ struct TgPackParams {
 // kernels/backward.cuh): its K rows of them must fit in the shared memory the host gives the launch.
 constexpr int kTgBackwardBSlabBytes = 32;
 
+// The counting semiring's products (kernels/counting.cuh): `values` is a product's block, its a, b
+// and c the value matrices (argmax unused, k_splits 1), and the counts (double) lie in their own
+// matrices with their own strides. A struct of its own rather than three more operands in
+// TgGemmParams, so that the other kernels' parameter block, and so their code, stays as it was.
+struct TgCountingParams {
+    TgGemmParams values;
+    TgOperand a_count, b_count, c_count;
+};
+
 #endif  // TROPICAL_KERNEL_PARAMS_H

@@ -102,13 +102,15 @@ TEST(CApi, ArgmaxWithAccumulateIsUnsupported) {
 
 TEST(CApi, UnknownEnumeratorsAreInvalidArguments) {
     const tropical_matrix a = row_major(0, 4, 3), b = row_major(1, 3, 5), c = row_major(2, 4, 5);
-    // (Values well past the last ones, which grow as semirings and types are added.)
-    EXPECT_EQ(tropical_gemm(static_cast<tropical_semiring>(99), TROPICAL_F32, &a, &b, &c, 1, nullptr),
+    // The first values past the last semiring and the last type, whichever those are.
+    const int unknown = static_cast<int>(std::size(tropical::all_semirings));
+    EXPECT_EQ(tropical_gemm(static_cast<tropical_semiring>(unknown), TROPICAL_F32, &a, &b, &c, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
-    EXPECT_THAT(last_message(), HasSubstr("unknown semiring (99)"));
-    EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, static_cast<tropical_dtype>(99), &a, &b, &c, 1, nullptr),
+    EXPECT_THAT(last_message(), HasSubstr("unknown semiring (" + std::to_string(unknown) + ")"));
+    const int unknown_type = static_cast<int>(std::size(tropical::all_dtypes));
+    EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, static_cast<tropical_dtype>(unknown_type), &a, &b, &c, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
-    EXPECT_THAT(last_message(), HasSubstr("unknown element type (99)"));
+    EXPECT_THAT(last_message(), HasSubstr("unknown element type (" + std::to_string(unknown_type) + ")"));
     tropical_matrix odd = c;
     odd.layout = 2;
     EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &odd, 1, nullptr), TROPICAL_INVALID_ARGUMENT);

@@ -30,8 +30,9 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
         ++counts[static_cast<int>(k.group)];
     }
     EXPECT_GE(kernels.size(), 31u);
-    // 4 types x 5 semirings, the split-K twins of f32 and i32, and OrAnd's Tiled (bytes) and Packed kernels.
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10 + 2);
+    // 4 types x 5 semirings, the split-K twins of f32 and i32, counting's f32 and f64, and OrAnd's
+    // Tiled (bytes) and Packed kernels.
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10 + 2 + 2);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 50 + 2);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
     EXPECT_GE(counts[static_cast<int>(KernelGroup::Batched)], 3);
@@ -116,9 +117,9 @@ TEST(KernelSource, DeviceCodeIncludesNothingAndNamesItsFiles) {
     EXPECT_FALSE(code.empty());
     for (std::size_t at = 0; (at = code.find("#include", at)) != std::string_view::npos; ++at)
         EXPECT_TRUE(at > 0 && code[at - 1] != '\n') << "the device code must include no headers";
-    for (const char* piece :
-         {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh", "kernels/main_loop.cuh",
-          "kernels/small.cuh", "kernels/backward.cuh", "kernels/orand.cuh", "kernels/entry.cuh"})
+    for (const char* piece : {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh",
+                              "kernels/main_loop.cuh", "kernels/small.cuh", "kernels/backward.cuh",
+                              "kernels/counting.cuh", "kernels/orand.cuh", "kernels/entry.cuh"})
         EXPECT_THAT(std::string(code), HasSubstr(std::string("#line 1 \"") + piece + "\"\n"));
 }
 

@@ -243,6 +243,7 @@ TEST(ValidateAccepts, EmptyShapes) {
 TEST(ValidateSupport, OrAndAndItsElementType) {
     for (DType t : all_dtypes)
         for (Semiring s : all_semirings) {
+            if (is_counting(s)) continue;  // its own requests (counting_test.cpp)
             Request q = argmax_request(4, 5, 3);
             q.dtype = t, q.semiring = s;
             if (supports(s, t)) {

@@ -24,7 +24,8 @@ typedef enum tropical_semiring {
     TROPICAL_MAXMUL = 2,
     TROPICAL_MAXMIN = 3,
     TROPICAL_MINMAX = 4,
-    TROPICAL_ORAND = 5 /* C = OR_k (A AND B) on booleans: TROPICAL_U8, or packed words (tropical_gemm_packed) */
+    TROPICAL_COUNTING = 5, /* (value, count) pairs: tropical_counting_gemm; the other products refuse it */
+    TROPICAL_ORAND = 6     /* C = OR_k (A AND B) on booleans: TROPICAL_U8, or packed words (tropical_gemm_packed) */
 } tropical_semiring;
 typedef enum tropical_dtype {
     TROPICAL_F32 = 0,
@@ -163,6 +164,23 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_packed(tropical_semiring
 TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_packed_argmax(
     tropical_semiring semiring, const tropical_matrix* a, const tropical_matrix* b, int64_t k, const tropical_matrix* c,
     const tropical_matrix* argmax, int64_t batch, const tropical_host_options* options);
+
+/* --- the counting semiring (tropical/counting.hpp) -------------------------------------------------- */
+
+/* C = A (x) B in the counting tropical semiring (max-plus with multiplicities) for `batch` products,
+ * in device memory. Each operand is two matrices of one shape: values of `value_dtype` (TROPICAL_F32
+ * or TROPICAL_F64) and counts (double), each with its own layout, ld and batch stride (0
+ * broadcasts an input). options->accumulate: C = C (+) A (x) B. options may be NULL. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_counting_gemm(
+    tropical_dtype value_dtype, const tropical_matrix* a_values, const tropical_matrix* a_counts,
+    const tropical_matrix* b_values, const tropical_matrix* b_counts, const tropical_matrix* c_values,
+    const tropical_matrix* c_counts, int64_t batch, const tropical_options* options);
+
+/* The same in host memory, on the CPU (synchronous). options may be NULL. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_counting_gemm(
+    tropical_dtype value_dtype, const tropical_matrix* a_values, const tropical_matrix* a_counts,
+    const tropical_matrix* b_values, const tropical_matrix* b_counts, const tropical_matrix* c_values,
+    const tropical_matrix* c_counts, int64_t batch, const tropical_host_options* options);
 
 /* --- binary tensor contractions (tropical/contract.hpp) --------------------------------------------- */
 

@@ -74,9 +74,9 @@ TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, 
 template <class S>
 inline constexpr bool needs_both_operands = S::value == Semiring::MaxMin || S::value == Semiring::MinMax;
 
-// The semirings with a gradient: all but OrAnd, which is Boolean.
+// The semirings with a gradient (tropical::has_gradient), for the templates' static_asserts.
 template <class S>
-inline constexpr bool has_gradient = S::value != Semiring::OrAnd;
+inline constexpr bool has_gradient = tropical::has_gradient(S::value);
 
 template <class T>
 OperandRef operand(MatrixView<T> m, std::int64_t batch_stride = 0) {

@@ -6,19 +6,29 @@
 
 namespace tropical {
 
-enum class Semiring : std::uint8_t { MaxPlus, MinPlus, MaxMul, MaxMin, MinMax, OrAnd };
+// Counting: max-plus with multiplicities; its elements are (value, count) pairs, so it has its own
+// entry points (tropical/counting.hpp) and the scalar ones refuse it. OrAnd: the Boolean semiring.
+enum class Semiring : std::uint8_t { MaxPlus, MinPlus, MaxMul, MaxMin, MinMax, Counting, OrAnd };
 // U8: booleans in bytes (nonzero is true; results are written 0 or 1), the type of OrAnd alone.
 enum class DType : std::uint8_t { F32, F64, I32, I64, U8 };
 enum class Layout : std::uint8_t { RowMajor, ColMajor };
 
 // Every semiring and element type, in their enums' order.
-inline constexpr Semiring all_semirings[] = {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul,
-                                             Semiring::MaxMin,  Semiring::MinMax,  Semiring::OrAnd};
+inline constexpr Semiring all_semirings[] = {Semiring::MaxPlus, Semiring::MinPlus,  Semiring::MaxMul, Semiring::MaxMin,
+                                             Semiring::MinMax,  Semiring::Counting, Semiring::OrAnd};
 inline constexpr DType all_dtypes[] = {DType::F32, DType::F64, DType::I32, DType::I64, DType::U8};
 
-// Whether a semiring is defined on an element type: OrAnd (boolean) on U8 alone, every other
-// semiring on the four numeric types. Loops over all_semirings x all_dtypes skip the other pairs.
+// Whether an element type fits a semiring: U8 is OrAnd's alone, and OrAnd takes nothing else (the
+// counting semiring's value types are checked by its own entry points). Loops over all_semirings x
+// all_dtypes skip the other pairs.
 constexpr bool supports(Semiring s, DType t) { return (s == Semiring::OrAnd) == (t == DType::U8); }
+
+// Whether a semiring's elements are (value, count) pairs rather than scalars.
+constexpr bool is_counting(Semiring s) { return s == Semiring::Counting; }
+
+// Whether a semiring has gradients (the backward kernels serve it): all but OrAnd, which is Boolean,
+// and counting, which has no backward.
+constexpr bool has_gradient(Semiring s) { return s != Semiring::OrAnd && !is_counting(s); }
 
 // Tag types, so that a call reads as tropical::gemm<tropical::MaxPlus>(A, B, C).
 struct MaxPlus {
@@ -35,6 +45,9 @@ struct MaxMin {
 };
 struct MinMax {
     static constexpr Semiring value = Semiring::MinMax;
+};
+struct Counting {
+    static constexpr Semiring value = Semiring::Counting;
 };
 // C[i,j] = OR_k (A[i,k] AND B[k,j]) on booleans (reachability, transitive closure): std::uint8_t or
 // bool elements, or operands packed along K into 32-bit words (tropical::pack_bits, gemm_packed).
@@ -74,6 +87,7 @@ constexpr std::string_view to_string(Semiring s) {
     case Semiring::MaxMul: return "maxmul";
     case Semiring::MaxMin: return "maxmin";
     case Semiring::MinMax: return "minmax";
+    case Semiring::Counting: return "counting";
     case Semiring::OrAnd: return "orand";
     }
     return "?";

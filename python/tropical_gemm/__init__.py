@@ -41,19 +41,21 @@ except ImportError:  # the ops need PyTorch; the rest of the package does not
 if _torch is not None:
     from . import ops
     from .functional import PackedBits, matmul, pack_bits
+    from ._counting import counting_matmul
     from ._einsum import einsum, einsum_path
     from .nn import TropicalLinear
 else:
 
     def __getattr__(name: str):
-        if name in ("ops", "matmul", "pack_bits", "PackedBits", "einsum", "einsum_path", "TropicalLinear",
-                    "functional", "nn"):
+        if name in ("ops", "matmul", "counting_matmul", "pack_bits", "PackedBits", "einsum", "einsum_path",
+                    "TropicalLinear", "functional", "nn"):
             raise ImportError(f"tropical_gemm.{name} needs PyTorch, which is not installed: pip install torch")
         raise AttributeError(f"module 'tropical_gemm' has no attribute {name!r}")
 
 
 __all__ = [
     "matmul",
+    "counting_matmul",
     "pack_bits",
     "PackedBits",
     "einsum",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._native import SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
+from ._native import COUNTING, SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
 
 DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3,
           torch.uint8: 4, torch.bool: 4}  # -> tropical_dtype (uint8 and bool: booleans in bytes)
@@ -22,6 +22,11 @@ NAMESPACE = "tropical"  # torch.ops.tropical; the ops' messages name it
 
 def semiring_code(semiring: str) -> int:
     code = SEMIRINGS.get(semiring)
+    if code is None and semiring == COUNTING:
+        raise InvalidArgumentError(
+            "the counting semiring multiplies (value, count) pairs: use tropical_gemm.counting_matmul(a_values, "
+            "a_counts, b_values, b_counts) or tropical_gemm.einsum(..., semiring='counting')"
+        )
     if code is None:
         raise InvalidArgumentError(
             f"unknown semiring {semiring!r}: use {semiring_list()}"
@@ -198,17 +203,20 @@ def check_pack(op: str, x: Tensor, dim: int) -> int:
     return d
 
 
-def check_packed_product(op: str, a: Tensor, b: Tensor, k: int, batched: bool) -> tuple[int, int, int, int]:
+def check_packed_product(op: str, a: Tensor, b: Tensor, k: int) -> tuple[int, int, int, int]:
     """Validates a packed product's operands (int32 words from pack_bits: a (.., M, ceil(k/32)),
-    b (.., ceil(k/32), N)); returns (count, M, N, words)."""
-    dims = 3 if batched else 2
+    b (.., ceil(k/32), N), both 2-D or both 3-D); returns (count, M, N, words)."""
     for name, t in (("a", a), ("b", b)):
         if t.dtype != torch.int32:
             raise InvalidArgumentError(
                 f"tropical.{op}: {name} must hold int32 words (as tropical_gemm.pack_bits makes them), not {t.dtype}"
             )
-        if t.dim() != dims:
-            raise InvalidArgumentError(f"tropical.{op} takes {dims}-D word tensors, but {name} is {t.dim()}-D")
+    if a.dim() not in (2, 3) or b.dim() != a.dim():
+        raise InvalidArgumentError(
+            f"tropical.{op} takes 2-D word tensors, or 3-D ones (batched), both alike; a is {a.dim()}-D and b "
+            f"{b.dim()}-D"
+        )
+    batched = a.dim() == 3
     _check_devices(op, {"a": a, "b": b})
     if k < 0:
         raise InvalidArgumentError(f"tropical.{op}: k is {k}: the number of booleans packed along K is 0 or more")

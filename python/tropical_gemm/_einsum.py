@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from . import _contract, _einsum_plan
 from ._checks import DTYPES, _dtype_code, unsupported_device
-from ._native import SEMIRINGS, InvalidArgumentError
+from ._native import COUNTING, SEMIRINGS, InvalidArgumentError
 from .functional import _direct_ok, semiring_name
 
 __all__ = ["einsum", "einsum_path"]
@@ -193,7 +193,24 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     Differentiable for float32 and float64: for a MaxPlus (or MinPlus) network with a scalar
     result, the gradient with respect to each operand is 1 on the entries of one optimal
     assignment and 0 elsewhere. Traceable by ``torch.compile(fullgraph=True)``.
+
+    ``semiring="counting"`` contracts in the counting tropical semiring (max-plus with
+    multiplicities) and returns ``(values, counts)``: the network's max-plus result and, for each
+    entry, how many assignments attain it (each weighted by the product of its entries' counts).
+    An operand is then a float32/float64 tensor of values (a count of 1 each) or a ``(values,
+    counts)`` pair; e.g. the ground-state degeneracy of a spin glass is ``einsum(eq, *bond_tensors,
+    semiring="counting")[1]``. Indices that one operand alone holds add the counts of equal maxima
+    as well. Not differentiable.
     """
+    if semiring == COUNTING:
+        if isinstance(equation, Tensor):
+            raise InvalidArgumentError("tropical_gemm.einsum: semiring='counting' takes the equation form, "
+                                       "einsum('ij,jk->ik', a, b, semiring='counting')")
+        if len(operands) == 1 and isinstance(operands[0], list):  # einsum(eq, [a, b]) as torch takes it
+            operands = tuple(operands[0])
+        from ._einsum_counting import counting_einsum  # its own module: loaded by its users only
+
+        return counting_einsum(equation, operands, optimize)
     if isinstance(equation, Tensor):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
         equation, operands = _einsum_plan.sublist_equation((equation, *operands))
     elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):  # einsum(eq, [a, b]) as torch takes it

@@ -296,9 +296,9 @@ def _pack_cuda(op: str, x: Tensor, dim: int) -> Tensor:
     return _pack(op, x, dim, True)
 
 
-def _packed_product(op: str, a: Tensor, b: Tensor, k: int, batched: bool, with_argmax: bool, cuda: bool,
-                    out_dtype=torch.bool):
-    count, m, n, _ = check_packed_product(op, a, b, k, batched)
+def _packed_product(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool, cuda: bool, out_dtype=torch.bool):
+    count, m, n, _ = check_packed_product(op, a, b, k)
+    batched = a.dim() == 3
     device = a.device
     shape = (count, m, n) if batched else (m, n)
     c = torch.empty(shape, dtype=out_dtype, device=device)
@@ -331,12 +331,12 @@ def _packed_product(op: str, a: Tensor, b: Tensor, k: int, batched: bool, with_a
     return (c, argmax) if with_argmax else c
 
 
-def _packed_product_cpu(op: str, a: Tensor, b: Tensor, k: int, batched: bool, with_argmax: bool):
-    return _packed_product(op, a, b, k, batched, with_argmax, False)
+def _packed_product_cpu(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):
+    return _packed_product(op, a, b, k, with_argmax, False)
 
 
-def _packed_product_cuda(op: str, a: Tensor, b: Tensor, k: int, batched: bool, with_argmax: bool):
-    return _packed_product(op, a, b, k, batched, with_argmax, True)
+def _packed_product_cuda(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):
+    return _packed_product(op, a, b, k, with_argmax, True)
 
 
 def _prepacked_cuda(op: str, a: Tensor, b: Tensor, batched: bool, with_argmax: bool):
@@ -344,5 +344,5 @@ def _prepacked_cuda(op: str, a: Tensor, b: Tensor, batched: bool, with_argmax: b
     then the packed kernel; C has a's dtype (bool or uint8)."""
     k = a.shape[-1]
     pa, pb = _pack(op, a, -1, True), _pack(op, b, -2, True)
-    return _packed_product(op, pa, pb, k, batched, with_argmax, True, out_dtype=a.dtype)
+    return _packed_product(op, pa, pb, k, with_argmax, True, out_dtype=a.dtype)
 

@@ -118,6 +118,9 @@ _declare(lib.tropical_host_gemm, [_i32, _i32, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_host_gemm_argmax, [_i32, _i32, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_host_gemm_backward_a, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_host_gemm_backward_b, [_i32, _i32, _v, _v, _v, _v, _v, _i64, _v])
+# The counting products: value dtype, then (values, counts) descriptors of A, B and C.
+_declare(lib.tropical_counting_gemm, [_i32, _v, _v, _v, _v, _v, _v, _i64, _v])
+_declare(lib.tropical_host_counting_gemm, [_i32, _v, _v, _v, _v, _v, _v, _i64, _v])
 # OrAnd on packed operands, and the packing (semiring, a, b, k, c[, argmax], batch, options).
 _declare(lib.tropical_gemm_packed, [_i32, _v, _v, _i64, _v, _i64, _v])
 _declare(lib.tropical_gemm_packed_argmax, [_i32, _v, _v, _i64, _v, _v, _i64, _v])
@@ -197,6 +200,10 @@ def semiring_names() -> dict[str, int]:
 
 
 SEMIRINGS = semiring_names()
+# The counting semiring's elements are (value, count) pairs: it has entry points of its own
+# (counting_matmul, einsum(semiring="counting")), so the scalar ops' names leave it out.
+COUNTING = "counting"
+SEMIRINGS.pop(COUNTING, None)
 
 
 def _words_of(name: str) -> tuple[str, str]:

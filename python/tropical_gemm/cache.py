@@ -140,9 +140,9 @@ def select_kernels(
 ) -> list[str]:
     """Kernel names by name, and/or by the registry's fields: ``dtypes`` (``torch.float32``,
     ``"float32"`` or ``"f32"``; ``torch.bool``, ``"uint8"`` or ``"u8"`` for OrAnd's), ``semirings`` (a
-    kernel that takes its semiring at launch, such as the backward ones, matches any), ``groups``
-    (``"gemm"``, ``"gemm_argmax"``, ``"batched"``, ``"backward_a"``, ``"backward_b"``, ``"pack_bits"``)
-    and ``variants`` (``"tiled"``, ``"splitk"``, ..., ``"packed"``)."""
+    kernel that takes its semiring at launch, such as the backward ones, matches any but ``"counting"``
+    and ``"orand"``, which have no backward), ``groups`` (``"gemm"``, ``"gemm_argmax"``, ``"batched"``, ``"backward_a"``,
+    ``"backward_b"``, ``"pack_bits"``) and ``variants`` (``"tiled"``, ``"splitk"``, ..., ``"packed"``)."""
     registry = _read_registry()
     by_name = {k.name: k for k in registry}
     if kernels is not None:
@@ -162,10 +162,16 @@ def select_kernels(
         names = set()
         for s in semirings:
             canonical = _native.SEMIRING_ALIASES.get(str(s).lower())
+            if str(s).lower() == _native.COUNTING:  # its kernels are selected by name like any other's
+                canonical = _native.COUNTING
             if canonical is None:
-                raise InvalidArgumentError(f"unknown semiring {s!r}: use {_native.semiring_list()}")
+                raise InvalidArgumentError(
+                    f"unknown semiring {s!r}: use {_native.semiring_list()} (or '{_native.COUNTING}')")
             names.add(canonical)
-        chosen = [k for k in chosen if k.semiring == "any" or k.semiring in names]
+        # Kernels that take their semiring at launch (backward) serve every semiring with a gradient:
+        # not counting, not orand (Boolean).
+        launch_ok = bool(names - {_native.COUNTING, "orand"})
+        chosen = [k for k in chosen if (k.semiring == "any" and launch_ok) or k.semiring in names]
     if groups is not None:
         wanted_groups = _chosen(groups, "group", (k.group for k in registry))
         chosen = [k for k in chosen if k.group in wanted_groups]

@@ -56,15 +56,10 @@ def _packed_matmul(a: PackedBits, b, s: str, return_argmax: bool):
     if a.k != b.k:
         raise InvalidArgumentError(f"tropical_gemm.matmul: a packs K = {a.k} booleans but b {b.k}: they must agree")
     wa, wb = a.words, b.words
-    if wa.dim() == 2 and wb.dim() == 2:
-        name = "gemm_packed"
-    else:
-        name = "bgemm_packed"
+    if wa.dim() != wb.dim():  # a 2-D operand with a batched one: a batch of 1 broadcasts
         wa = wa if wa.dim() == 3 else wa.unsqueeze(0)
         wb = wb if wb.dim() == 3 else wb.unsqueeze(0)
-    if return_argmax:
-        return getattr(ops, name + "_argmax")(wa, wb, a.k)
-    return getattr(ops, name)(wa, wb, a.k)
+    return ops.gemm_packed_argmax(wa, wb, a.k) if return_argmax else ops.gemm_packed(wa, wb, a.k)
 
 
 def semiring_name(semiring: str) -> str:

@@ -11,10 +11,8 @@ op                                                                     returns
 str semiring)``
 ``gemm_backward_b(...)`` (same arguments)                              ``grad_B`` (shaped like b)
 ``pack_bits(Tensor x, int dim=-1)``                                    int32 words (see below)
-``gemm_packed(Tensor a, Tensor b, int k)``                             ``C`` (M x N, bool)
+``gemm_packed(Tensor a, Tensor b, int k)``                             ``C`` (M x N, or n x M x N; bool)
 ``gemm_packed_argmax(Tensor a, Tensor b, int k)``                      ``(C, argmax)``
-``bgemm_packed(Tensor a, Tensor b, int k)``                            ``C`` (n x M x N, bool)
-``bgemm_packed_argmax(Tensor a, Tensor b, int k)``                     ``(C, argmax)``
 =====================================================================  ==========================
 
 ``a`` is M x K and ``b`` K x N (batched: n x M x K and n x K x N, where a batch of 1 broadcasts);
@@ -26,7 +24,8 @@ no gradient).
 ``pack_bits`` packs a bool or uint8 tensor (2-D or 3-D) along ``dim`` (-1: the columns of an A, -2:
 the rows of a B) into int32 words, bit k % 32 of word k / 32 holding element k (the bits past K are
 0); the ``*_packed`` products take an A packed along -1 and a B packed along -2 (any int32 tensors
-with those bits: the bits past ``k`` are ignored).
+with those bits: the bits past ``k`` are ignored), both 2-D or both 3-D (batched; a batch of 1
+broadcasts): one op for both, which keeps the ops registered at import few.
 
 Each op has a CUDA kernel (the library's public C ABI, on PyTorch's current stream of the tensors'
 device, with a device hint: no synchronisation, outputs from PyTorch's caching allocator), a CPU
@@ -145,30 +144,25 @@ _define("pack_bits", "(Tensor x, int dim=-1) -> Tensor", lambda x, dim=-1: _pack
         lambda x, dim=-1: _pack_cuda("pack_bits", x, dim), _pack_fake)
 
 
-def _packed_impls(op: str, batched: bool, with_argmax: bool):
+def _packed_impls(op: str, with_argmax: bool):
     def cpu(a, b, k):
-        return _packed_product_cpu(op, a, b, k, batched, with_argmax)
+        return _packed_product_cpu(op, a, b, k, with_argmax)
 
     def cuda(a, b, k):
-        return _packed_product_cuda(op, a, b, k, batched, with_argmax)
+        return _packed_product_cuda(op, a, b, k, with_argmax)
 
     def fake(a, b, k):
-        count, m, n, _ = check_packed_product(op, a, b, k, batched)
-        shape = (count, m, n) if batched else (m, n)
+        count, m, n, _ = check_packed_product(op, a, b, k)
+        shape = (count, m, n) if a.dim() == 3 else (m, n)
         c = a.new_empty(shape, dtype=torch.bool)
         return (c, a.new_empty(shape, dtype=torch.int32)) if with_argmax else c
 
     return cpu, cuda, fake
 
 
-for _name, _batched, _with_argmax in (
-    ("gemm_packed", False, False),
-    ("gemm_packed_argmax", False, True),
-    ("bgemm_packed", True, False),
-    ("bgemm_packed_argmax", True, True),
-):
+for _name, _with_argmax in (("gemm_packed", False), ("gemm_packed_argmax", True)):
     _out = " -> (Tensor, Tensor)" if _with_argmax else " -> Tensor"
-    _define(_name, "(Tensor a, Tensor b, int k)" + _out, *_packed_impls(_name, _batched, _with_argmax))
+    _define(_name, "(Tensor a, Tensor b, int k)" + _out, *_packed_impls(_name, _with_argmax))
 
 _autograd.register(_lib, _IMPLS)
 
@@ -181,5 +175,3 @@ gemm_backward_b = torch.ops.tropical.gemm_backward_b
 pack_bits = torch.ops.tropical.pack_bits
 gemm_packed = torch.ops.tropical.gemm_packed
 gemm_packed_argmax = torch.ops.tropical.gemm_packed_argmax
-bgemm_packed = torch.ops.tropical.bgemm_packed
-bgemm_packed_argmax = torch.ops.tropical.bgemm_packed_argmax

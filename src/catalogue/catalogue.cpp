@@ -15,6 +15,7 @@ constexpr std::optional<Semiring> kMinPlus = Semiring::MinPlus;
 constexpr std::optional<Semiring> kMaxMul = Semiring::MaxMul;
 constexpr std::optional<Semiring> kMaxMin = Semiring::MaxMin;
 constexpr std::optional<Semiring> kMinMax = Semiring::MinMax;
+constexpr std::optional<Semiring> kCounting = Semiring::Counting;
 constexpr std::optional<Semiring> kOrAnd = Semiring::OrAnd;
 constexpr std::optional<Semiring> kAny = std::nullopt;
 

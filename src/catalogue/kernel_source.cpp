@@ -40,6 +40,11 @@ std::string entry_point(const CatalogueRow& row, std::string_view name) {
     if (row.operation == KernelOperation::PackBits)
         return fmt::format("{}(const TgPackParams p) {{\n    tg::pack(p);\n}}\n", head);
     const TileShape& t = row.tile;
+    if (row.semiring == Semiring::Counting)
+        return fmt::format(
+            "{}(const TgCountingParams p) {{\n    tg::counting_product<tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "
+            "{}>(p);\n}}\n",
+            head, row.variant_word, device_type(row.dtype), t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
     return fmt::format(
         "{}(const TgGemmParams p) {{\n    tg::product<tg::{}, {}, tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "
         "{}>(p);\n}}\n",

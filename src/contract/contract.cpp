@@ -18,6 +18,15 @@
 namespace tropical::detail {
 namespace {
 
+// The counting semiring's tensors are (value, count) pairs, which a TensorRef cannot carry.
+void refuse_counting(Semiring s) {
+    if (is_counting(s))
+        throw InvalidArgument(
+            "tropical::contract takes tensors of scalars, and the counting semiring's are (value, count) pairs: "
+            "contract them with tropical_gemm.einsum(..., semiring=\"counting\") or "
+            "tropical::counting_gemm_batched on matrix views");
+}
+
 using Labels = std::vector<std::int32_t>;
 
 Labels joined(const Labels& x, const Labels& y) {
@@ -127,6 +136,7 @@ OperandRef output_view(const Tensor& t, const Roles& r, std::size_t element, Scr
 
 void host_contract(Semiring s, DType dtype, const TensorRef& a_ref, const TensorRef& b_ref, const TensorRef& c_ref,
                    const TensorRef* argmax_ref, const host::Options& options) {
+    refuse_counting(s);
     Parts p = read_parts(a_ref, b_ref, c_ref, argmax_ref);
     const Roles& r = p.r;
     const std::size_t element = size_of(dtype);
@@ -149,6 +159,7 @@ void host_contract(Semiring s, DType dtype, const TensorRef& a_ref, const Tensor
 
 void contract(Semiring s, DType dtype, const TensorRef& a_ref, const TensorRef& b_ref, const TensorRef& c_ref,
               const TensorRef* argmax_ref, const GemmOptions& options) {
+    refuse_counting(s);
     const Parts p = read_parts(a_ref, b_ref, c_ref, argmax_ref);
     const Roles& r = p.r;
     const char* no_buffers = "the GPU path allocates nothing; tropical::host::contract and the Python einsum make it";

@@ -187,7 +187,8 @@ T one_of(Semiring s) {
     case Semiring::MaxMul: return T(1);
     case Semiring::MaxMin: return limits::has_infinity ? limits::infinity() : limits::max();  // min(x, top) = x
     case Semiring::MinMax: return limits::has_infinity ? -limits::infinity() : limits::lowest();
-    case Semiring::OrAnd: return T(1);  // true AND x = x
+    case Semiring::Counting: return T(0);  // the value's; its requests are refused (no counts)
+    case Semiring::OrAnd: return T(1);     // true AND x = x
     }
     return T(0);
 }

@@ -35,6 +35,7 @@ void run(const detail::Request& q, int threads) {
     const bool backward = q.operation == detail::Operation::BackwardA || q.operation == detail::Operation::BackwardB;
     if (backward) run_backward(q, v.shape, used);
     else if (q.operation == detail::Operation::PackBits) run_pack(q, v.shape, used);
+    else if (q.with_counts) run_counting(q, v.shape, used);
     else if (q.semiring == Semiring::OrAnd) run_orand(q, v.shape, used);
     else run_product(q, v.shape, used);
 }

@@ -218,7 +218,8 @@ void RunProduct(const ProductTask& t) {
     case Semiring::MaxMul: return RunRing<MaxMulRing<T>>(t);
     case Semiring::MaxMin: return RunRing<MaxMinRing<T>>(t);
     case Semiring::MinMax: return RunRing<MinMaxRing<T>>(t);
-    case Semiring::OrAnd: break;  // booleans: cpu/orand.cpp (cpu::run routes OrAnd there)
+    case Semiring::Counting: break;  // pairs: cpu/host_counting.cpp
+    case Semiring::OrAnd: break;     // booleans: cpu/orand.cpp (cpu::run routes OrAnd there)
     }
 }
 
@@ -230,6 +231,7 @@ TileShape TileFor(Semiring s, bool argmax) {
     case Semiring::MaxMul: return TileOf<MaxMulRing<T>>(argmax);
     case Semiring::MaxMin: return TileOf<MaxMinRing<T>>(argmax);
     case Semiring::MinMax: return TileOf<MinMaxRing<T>>(argmax);
+    case Semiring::Counting: break;
     case Semiring::OrAnd: break;  // booleans: cpu/orand.cpp
     }
     return {};

@@ -71,6 +71,20 @@ Choice choose_product(const Request& q, const Shape& s, std::int64_t multiproces
     return {batched};
 }
 
+// Counting products by the same rule over the counting rows (kernels/catalogue.def says why they
+// have no split-K): Tiled where its 64 x 64 tiles fill two blocks per multiprocessor, Batched (32 x
+// 32) where its tiles fill one, else Small (16 x 16), whose many blocks suit the tiny products of an
+// einsum's steps.
+Choice choose_counting(const Request& q, const Shape& s, std::int64_t multiprocessors) {
+    const KernelInfo* tiled =
+        required(product_kernel(KernelVariant::Tiled, q), KernelOperation::Gemm, KernelVariant::Tiled, q);
+    if (filled_tiles(tiled, q, s) >= 2 * multiprocessors) return {tiled};
+    const KernelInfo* batched =
+        required(product_kernel(KernelVariant::Batched, q), KernelOperation::Gemm, KernelVariant::Batched, q);
+    if (filled_tiles(batched, q, s) >= multiprocessors) return {batched};
+    return {required(product_kernel(KernelVariant::Small, q), KernelOperation::Gemm, KernelVariant::Small, q)};
+}
+
 // Products with argmax by the same rule, over the argmax rows: a shape that fills at least one 64 x 64
 // tile per multiprocessor takes the Tiled argmax kernel, or, where K is short (below
 // kShortArgmaxK), its Batched twin with half the slice (its rescan of one slice per result is then a
@@ -114,6 +128,12 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s) {
     p.grid[0] = static_cast<unsigned>(grid_x);
     p.grid[1] = static_cast<unsigned>(std::min((s.m + row.tile.bm - 1) / row.tile.bm, kMaxGridY));
     p.grid[2] = static_cast<unsigned>(std::min(q.batch * p.choice.k_splits, kMaxGridZ));
+    if (q.with_counts) {
+        p.counting.values = params;
+        p.counting.a_count = kernel_operand(q.a_count);
+        p.counting.b_count = kernel_operand(q.b_count);
+        p.counting.c_count = kernel_operand(q.c_count);
+    }
 }
 
 TgRoute route_of(Semiring s) {
@@ -199,7 +219,8 @@ Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocess
         return only(operation, q.packed_k >= 0 ? KernelVariant::Packed : KernelVariant::Tiled);
     }
     switch (q.operation) {
-    case Operation::Gemm: return choose_product(q, s, multiprocessors);
+    case Operation::Gemm:
+        return q.with_counts ? choose_counting(q, s, multiprocessors) : choose_product(q, s, multiprocessors);
     case Operation::GemmArgmax: return choose_argmax(q, s, multiprocessors);
     case Operation::BackwardA: return only(KernelOperation::BackwardA, KernelVariant::Scatter);
     case Operation::BackwardB: return only(KernelOperation::BackwardB, KernelVariant::Scatter);

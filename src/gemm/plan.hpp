@@ -50,7 +50,8 @@ struct LaunchPlan {
     enum class Fill : std::uint8_t { None, ResultWithZero, GradientWithZero } fill = Fill::None;
     bool launch = true;           // false: the fill is the whole answer (a backward pass with M or N = 0)
     TgGemmParams product{};       // the parameters of a product kernel,
-    TgBackwardParams backward{};  // or of a backward one
+    TgBackwardParams backward{};  // or of a backward one,
+    TgCountingParams counting{};  // or of a counting product (its `values` is `product`),
     TgPackParams pack{};          // or of the packing kernel
 };
 

@@ -4,6 +4,7 @@
 // (gemm/plan.hpp: the kernel, its grid and shared memory) and launch.
 #include <cstdint>
 
+#include <tropical/counting.hpp>
 #include <tropical/gemm.hpp>
 
 namespace tropical::detail {
@@ -24,11 +25,20 @@ struct Request {
     Semiring semiring = Semiring::MaxPlus;
     DType dtype = DType::F32;
     OperandRef a, b, c, argmax, grad;
+    // The counting semiring's counts (double), beside the values in a, b and c: with_counts is set
+    // by its entry points (tropical/counting.hpp, tropical_counting_gemm) and only by them.
+    OperandRef a_count, b_count, c_count;
+    bool with_counts = false;
     std::int64_t batch = 1;
     GemmOptions options;
     std::int64_t packed_k = -1;  // -1: a and b hold elements
     PackAs pack = PackAs::A;     // PackBits: a packed as an A (along its columns) or a B (its rows)
 };
+
+// A counting product's request (device or host: options.stream and options.device matter only on
+// the device).
+Request counting_request(DType dtype, const CountingOperands& a, const CountingOperands& b, const CountingOperands& c,
+                         std::int64_t batch, bool accumulate, const GemmOptions& options = {});
 
 // Validates, plans and launches; throws the tropical::Error that says what went wrong.
 void run(const Request& request);

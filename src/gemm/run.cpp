@@ -54,6 +54,7 @@ void launch(const LaunchPlan& p, const Request& q, CUfunction function, CUstream
     if (!p.launch) return;
     const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
     const void* params = backward                             ? static_cast<const void*>(&p.backward)
+                         : q.with_counts                      ? static_cast<const void*>(&p.counting)
                          : q.operation == Operation::PackBits ? static_cast<const void*>(&p.pack)
                                                               : static_cast<const void*>(&p.product);
     void* args[] = {const_cast<void*>(params)};
@@ -112,6 +113,25 @@ void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std:
     q.batch = batch;
     q.options = options;
     run(q);
+}
+
+void counting_product(DType dtype, const CountingOperands& a, const CountingOperands& b, const CountingOperands& c,
+                      std::int64_t batch, const GemmOptions& options) {
+    run(counting_request(dtype, a, b, c, batch, options.accumulate, options));
+}
+
+Request counting_request(DType dtype, const CountingOperands& a, const CountingOperands& b, const CountingOperands& c,
+                         std::int64_t batch, bool accumulate, const GemmOptions& options) {
+    Request q;
+    q.operation = Operation::Gemm;
+    q.semiring = Semiring::Counting, q.dtype = dtype;
+    q.a = a.values, q.b = b.values, q.c = c.values;
+    q.a_count = a.counts, q.b_count = b.counts, q.c_count = c.counts;
+    q.with_counts = true;
+    q.batch = batch;
+    q.options = options;
+    q.options.accumulate = accumulate;
+    return q;
 }
 
 void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c, const OperandRef& argmax,

@@ -144,6 +144,22 @@ void check_operation(const Request& q, ValidatedRequest& v) {
             fmt::format("backward is implemented for f32 and f64, not {}: gradients of integer products "
                         "are not defined; convert the operands to floating point",
                         to_string(q.dtype)));
+    if (is_counting(q.semiring) && !q.with_counts)
+        invalid(
+            "the counting semiring multiplies (value, count) pairs, which need a count matrix beside each value "
+            "matrix: call tropical::counting_gemm (tropical/counting.hpp) or tropical_counting_gemm");
+    if (q.with_counts && !is_counting(q.semiring))
+        invalid(fmt::format("count matrices go with the counting semiring only, not {}", to_string(q.semiring)));
+    if (q.with_counts && q.operation != Operation::Gemm)
+        throw Unsupported(
+            fmt::format("the counting semiring offers the product alone, not {}: its counts already say "
+                        "how many k attain each result",
+                        operation_name(q.operation)));
+    if (q.with_counts && !is_floating(q.dtype))
+        throw Unsupported(
+            fmt::format("counting values are f32 or f64, not {} (counts are always f64); convert the "
+                        "values to floating point",
+                        to_string(q.dtype)));
     if (q.operation == Operation::GemmArgmax && q.options.accumulate)
         throw Unsupported(
             "gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
@@ -192,6 +208,11 @@ void check_operation(const Request& q, ValidatedRequest& v) {
         }
         if (q.operation == Operation::GemmArgmax)
             check_operand(use("argmax", q.argmax, index, true), s.m, s.n, q.batch);
+        if (q.with_counts) {
+            check_operand(use("C_count", q.c_count, sizeof(double), true), s.m, s.n, q.batch);
+            check_operand(use("A_count", q.a_count, sizeof(double), false), s.m, s.k, q.batch);
+            check_operand(use("B_count", q.b_count, sizeof(double), false), s.k, s.n, q.batch);
+        }
         break;
     case Operation::BackwardA:
     case Operation::BackwardB: {

@@ -21,8 +21,8 @@ struct UsedOperand {
     bool output;
 };
 
-// The most operands one request uses: a MaxMin or MinMax gradient reads grad_C, argmax, A and B.
-inline constexpr int kMaxOperands = 5;
+// The most operands one request uses: a counting product's values and counts of A, B and C.
+inline constexpr int kMaxOperands = 6;
 
 struct ValidatedRequest {
     Shape shape;

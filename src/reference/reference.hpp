@@ -39,6 +39,25 @@
 //       min(A[i,k], B[k,j]) (MaxMin) or max (MinMax) is A[i,k] (A's on a tie, and where A is NaN),
 //       else B[k,j].
 //     OrAnd is Boolean: it has no gradient (refused everywhere).
+//
+// Counting (max-plus with multiplicities; counting_gemm below): each element is a pair (value, count),
+//   values f32 or f64, counts f64, in two arrays per operand.
+//     (x): (va, ca) (x) (vb, cb) = (va + vb, ca * cb)
+//     (+): the larger value with its count; equal values (IEEE ==) add their counts
+//     zero (-inf, 0), one (0, 1); K = 0 gives the zero; accumulate gives C = C_old (+) that.
+//   So C[i,j] is (the max-plus product, the sum over the k that attain it of A's count times B's).
+//   Rules, the same in every path:
+//     a value -inf is the zero whatever its count: a term, or C_old, of value -inf counts 0, so a
+//       result of value -inf has count 0 (also where counts were inf or NaN);
+//     +inf is an ordinary value (+inf terms tie with each other and add their counts), but
+//       -inf + +inf is NaN, as in MaxPlus;
+//     NaN: if any term's value (or C_old's) is NaN, the result is (NaN, NaN);
+//     counts follow IEEE arithmetic as they are given (a term of count 0 still sets the value);
+//       they are exact integers while every partial sum and product stays at or below 2^53,
+//       beyond which they round (and the paths may round differently: they add in other orders);
+//     values tie only when they are equal after rounding: for ties that mean something, use values
+//       whose sums are exact (integers, or multiples of a power of two, within the mantissa);
+//     a -0 value is read, and written, as +0.
 #include <tropical/types.hpp>
 
 #include <cmath>
@@ -71,6 +90,7 @@ constexpr T zero(Semiring s) {
     case Semiring::MaxMul: return T(0);
     case Semiring::MaxMin: return std::is_floating_point_v<T> ? -L::infinity() : L::min();
     case Semiring::MinMax: return std::is_floating_point_v<T> ? L::infinity() : L::max();
+    case Semiring::Counting: return std::is_floating_point_v<T> ? -L::infinity() : L::min();  // the value's
     case Semiring::OrAnd: return T(0);
     }
     return T(0);
@@ -306,6 +326,63 @@ inline void gemm_packed_argmax(HostView<const std::uint32_t> a, HostView<const s
             c(i, j) = first >= 0 ? 1 : 0;
             argmax(i, j) = first;
         }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counting (the rules are in the header comment above).
+
+template <class T>
+struct Counted {
+    T value;
+    double count;
+};
+
+namespace detail {
+
+// A pair as the rules read it: -0 as +0, a value -inf as the zero (count 0), a NaN value with count NaN.
+template <class T>
+Counted<T> counted(T value, double count) {
+    value = value + T(0);
+    if (std::isnan(value)) return {value, std::numeric_limits<double>::quiet_NaN()};
+    if (value == -std::numeric_limits<T>::infinity()) return {value, 0.0};
+    return {value, count};
+}
+
+template <class T>
+Counted<T> counting_plus(Counted<T> x, Counted<T> y) {
+    if (std::isnan(x.value) || std::isnan(y.value))
+        return {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+    if (x.value > y.value) return x;
+    if (y.value > x.value) return y;
+    return {x.value, x.count + y.count};
+}
+
+}  // namespace detail
+
+// C = A (x) B in the counting semiring: values a_value (M x K), b_value (K x N), c_value (M x N) and
+// counts of the same shapes; with accumulate, C = C_old (+) that.
+template <class T>
+void counting_gemm(HostView<const T> a_value, HostView<const double> a_count, HostView<const T> b_value,
+                   HostView<const double> b_count, HostView<T> c_value, HostView<double> c_count,
+                   bool accumulate = false) {
+    detail::check_product(a_value, b_value, c_value);
+    detail::require(a_count.rows == a_value.rows && a_count.cols == a_value.cols && b_count.rows == b_value.rows &&
+                        b_count.cols == b_value.cols && c_count.rows == c_value.rows && c_count.cols == c_value.cols,
+                    "reference: each count matrix must have its value matrix's shape");
+    for (std::int64_t i = 0; i < c_value.rows; ++i) {
+        for (std::int64_t j = 0; j < c_value.cols; ++j) {
+            Counted<T> acc = {-std::numeric_limits<T>::infinity(), 0.0};
+            for (std::int64_t k = 0; k < a_value.cols; ++k) {
+                const Counted<T> a = detail::counted(a_value(i, k), a_count(i, k));
+                const Counted<T> b = detail::counted(b_value(k, j), b_count(k, j));
+                acc = detail::counting_plus(acc, detail::counted(a.value + b.value, a.count * b.count));
+            }
+            if (accumulate) acc = detail::counting_plus(detail::counted(c_value(i, j), c_count(i, j)), acc);
+            acc = detail::counted(acc.value, acc.count);
+            c_value(i, j) = acc.value;
+            c_count(i, j) = acc.count;
+        }
+    }
 }
 
 }  // namespace tropical::reference

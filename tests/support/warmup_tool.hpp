@@ -224,12 +224,12 @@ inline std::chrono::system_clock::time_point mtime(const fs::path& path) {
         std::chrono::seconds(info.st_mtim.tv_sec) + std::chrono::nanoseconds(info.st_mtim.tv_nsec))};
 }
 
-// The f32 gemm group: the tiled products of every semiring and their split-K twins.
-inline const std::vector<std::string> kGemmF32 = {"tropical_gemm_f32_maxplus",   "tropical_gemm_f32_minplus",
-                                                  "tropical_gemm_f32_maxmul",    "tropical_gemm_f32_maxmin",
-                                                  "tropical_gemm_f32_minmax",    "tropical_splitk_f32_maxplus",
-                                                  "tropical_splitk_f32_minplus", "tropical_splitk_f32_maxmul",
-                                                  "tropical_splitk_f32_maxmin",  "tropical_splitk_f32_minmax"};
+// The f32 gemm group: the tiled products of every semiring and their split-K twins (counting has none).
+inline const std::vector<std::string> kGemmF32 = {
+    "tropical_gemm_f32_maxplus",   "tropical_gemm_f32_minplus",  "tropical_gemm_f32_maxmul",
+    "tropical_gemm_f32_maxmin",    "tropical_gemm_f32_minmax",   "tropical_splitk_f32_maxplus",
+    "tropical_splitk_f32_minplus", "tropical_splitk_f32_maxmul", "tropical_splitk_f32_maxmin",
+    "tropical_splitk_f32_minmax",  "tropical_gemm_f32_counting"};
 inline const std::string kTwo = "tropical_gemm_f32_maxplus,tropical_backward_a_f32";
 
 // The tool's --list --json agrees with the disk: the same files, sizes and verdicts.

@@ -19,6 +19,15 @@ bool wanted(const std::vector<std::string>& values, std::string_view value) {
     return values.empty() || std::find(values.begin(), values.end(), value) != values.end();
 }
 
+// Whether a kernel that takes its semiring at launch (the backward ones) serves a semiring asked
+// for: every semiring with a gradient (not counting, not OrAnd).
+bool serves_launch_semiring(const std::vector<std::string>& semirings) {
+    if (semirings.empty()) return true;
+    for (const tropical::Semiring s : tropical::all_semirings)
+        if (tropical::has_gradient(s) && wanted(semirings, tropical::to_string(s))) return true;
+    return false;
+}
+
 // The distinct values of a registry field, in the order of its enumeration, as names.
 template <class Field>
 std::vector<std::string> names_of(Field field) {
@@ -81,7 +90,8 @@ std::vector<const KernelInfo*> select_kernels(const Selection& s) {
         const bool backward = k.group == KernelGroup::BackwardA || k.group == KernelGroup::BackwardB;
         const bool group_ok =
             s.groups.empty() || wanted(s.groups, tropical::to_string(k.group)) || (backward && both_backward);
-        const bool semiring_ok = !k.semiring || wanted(s.semirings, tropical::to_string(*k.semiring));
+        const bool semiring_ok =
+            k.semiring ? wanted(s.semirings, tropical::to_string(*k.semiring)) : serves_launch_semiring(s.semirings);
         if (group_ok && semiring_ok && wanted(s.variants, tropical::to_string(k.variant)) &&
             wanted(s.types, tropical::to_string(k.dtype)) && wanted(s.kernels, k.name))
             out.push_back(&k);

@@ -1,0 +1,114 @@
+"""The counting tropical semiring in PyTorch: :func:`counting_matmul`.
+
+Max-plus with multiplicities: an element is ``(value, count)``; ``(x)`` adds values and multiplies
+counts; ``(+)`` keeps the larger value and adds the counts of equal ones; the zero is ``(-inf, 0)``.
+So the product gives each entry's max-plus value and the number of ways (weighted by the inputs'
+counts) that attain it. The rules for -inf, +inf and NaN, and the exactness of counts (integers up
+to 2**53), are the library's (README.md, "Semantics").
+
+CPU tensors run through ``tropical_host_counting_gemm`` (the CPU path, on ``torch.get_num_threads()``
+threads), CUDA tensors through ``tropical_counting_gemm`` on PyTorch's current stream. Not a
+``torch.library`` op and not differentiable: counts are integers, and the gradient of the value is
+MaxPlus's (use :func:`tropical_gemm.matmul` for it).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from . import _native, _nvrtc
+from ._impl import _gpu_matrix, _pack_host_options, _pack_options, _stream
+from ._native import InvalidArgumentError, UnsupportedError
+
+__all__ = ["counting_matmul"]
+
+_VALUE_DTYPES = {torch.float32: 0, torch.float64: 1}  # -> tropical_dtype
+WHERE = "tropical_gemm.counting_matmul"
+
+
+def _operand(values: Tensor, counts, name: str) -> tuple[Tensor, Tensor]:
+    if not isinstance(values, Tensor):
+        raise InvalidArgumentError(f"{WHERE}: {name}_values is a {type(values).__name__}, not a torch.Tensor")
+    if values.dtype not in _VALUE_DTYPES:
+        raise UnsupportedError(
+            f"{WHERE}: {name}_values has dtype {values.dtype}; counting values are float32 or float64 "
+            f"(counts are float64): convert them, e.g. with .double()")
+    if counts is None:
+        counts = torch.ones((), dtype=torch.float64, device=values.device).expand(values.shape)
+    elif not isinstance(counts, Tensor):
+        raise InvalidArgumentError(f"{WHERE}: {name}_counts is a {type(counts).__name__}, not a torch.Tensor")
+    if counts.shape != values.shape:
+        raise InvalidArgumentError(
+            f"{WHERE}: {name}_counts has shape {tuple(counts.shape)} but {name}_values {tuple(values.shape)}: "
+            f"each value needs its count")
+    if counts.device != values.device:
+        raise InvalidArgumentError(f"{WHERE}: {name}_counts is on {counts.device} but {name}_values on "
+                                   f"{values.device}: move them to one device")
+    if counts.is_complex():
+        raise UnsupportedError(f"{WHERE}: {name}_counts is complex; counts are real (float64)")
+    if values.dim() not in (2, 3):
+        raise InvalidArgumentError(
+            f"{WHERE}: {name}_values is {values.dim()}-D; operands are matrices (2-D) or batches of them "
+            f"(3-D, the batch first)")
+    return values, counts.to(torch.float64)
+
+
+def counting_matmul(a_values: Tensor, a_counts: Tensor | None, b_values: Tensor, b_counts: Tensor | None,
+                    ) -> tuple[Tensor, Tensor]:
+    """The counting tropical product: returns ``(values, counts)`` with
+    ``values[..., i, j] = max_k a_values[..., i, k] + b_values[..., k, j]`` and ``counts[..., i, j]`` the
+    sum, over the k that attain it, of ``a_counts[..., i, k] * b_counts[..., k, j]``.
+
+    Values are float32 or float64 (both operands alike); counts are converted to float64 (``None``
+    means a count of 1 everywhere). Shapes: ``(M, K) x (K, N)``, or batches ``(B, M, K) x (B, K, N)``
+    where a batch of 1 (or a 2-D operand) broadcasts. CPU or CUDA tensors, all on one device.
+    """
+    a_values, a_counts = _operand(a_values, a_counts, "a")
+    b_values, b_counts = _operand(b_values, b_counts, "b")
+    if a_values.dtype != b_values.dtype:
+        raise InvalidArgumentError(f"{WHERE}: a_values is {a_values.dtype} but b_values {b_values.dtype}: "
+                                   f"convert one, e.g. with .to(a_values.dtype)")
+    if a_values.device != b_values.device:
+        raise InvalidArgumentError(f"{WHERE}: a is on {a_values.device} but b on {b_values.device}: "
+                                   f"move them to one device")
+    device = a_values.device
+    if device.type not in ("cpu", "cuda"):
+        raise UnsupportedError(f"{WHERE}: tensors on {device} are not supported; use CPU or CUDA tensors")
+    batched = a_values.dim() == 3 or b_values.dim() == 3
+    if batched:
+        a_values, a_counts = (x if x.dim() == 3 else x.unsqueeze(0) for x in (a_values, a_counts))
+        b_values, b_counts = (x if x.dim() == 3 else x.unsqueeze(0) for x in (b_values, b_counts))
+        ba, bb = a_values.shape[0], b_values.shape[0]
+        if ba != bb and 1 not in (ba, bb):
+            raise InvalidArgumentError(f"{WHERE}: batches of {ba} and {bb} products: they must be equal, or 1 "
+                                       f"(which broadcasts)")
+        batch = max(ba, bb)
+    else:
+        batch = 1
+    m, k = a_values.shape[-2:]
+    k2, n = b_values.shape[-2:]
+    if k != k2:
+        raise InvalidArgumentError(
+            f"{WHERE}: a is {m}x{k} but b is {k2}x{n}: b's rows must equal a's columns")
+    shape = (batch, m, n) if batched else (m, n)
+    c_values = torch.empty(shape, dtype=a_values.dtype, device=device)
+    c_counts = torch.empty(shape, dtype=torch.float64, device=device)
+    if c_values.numel() == 0:
+        return c_values, c_counts
+    descriptors = [_gpu_matrix(t, batched) for t in (a_values, a_counts, b_values, b_counts, c_values, c_counts)]
+    packed = [d for d, _ in descriptors]
+    keep = [t for _, t in descriptors]  # noqa: F841 (the tensors the descriptors point into)
+    dtype = _VALUE_DTYPES[a_values.dtype]
+    if device.type == "cuda":
+        if not _nvrtc.done:
+            _nvrtc.ensure()
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        status = _native.lib.tropical_counting_gemm(dtype, *packed, batch, _pack_options(_stream(index), 0, index + 1))
+    else:
+        status = _native.lib.tropical_host_counting_gemm(dtype, *packed, batch,
+                                                         _pack_host_options(0, torch.get_num_threads()))
+    if status != 0:
+        raise _native.library_error(status, f"{WHERE}: ")
+    del keep
+    return c_values, c_counts
