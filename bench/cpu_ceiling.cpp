@@ -103,6 +103,7 @@ std::int64_t RunOf(Semiring semiring, std::int64_t iterations) {
     case Semiring::MaxMin: return Run<cpu::MaxMinRing<T>>::Go(iterations);
     case Semiring::MinMax: return Run<cpu::MinMaxRing<T>>::Go(iterations);
     case Semiring::Counting: break;  // no SIMD ring: cpu/host_counting.cpp is a plain loop
+    case Semiring::OrAnd: break;     // no SIMD ring: booleans run on cpu/orand.cpp's words
     }
     return 0;
 }
@@ -114,6 +115,7 @@ std::int64_t RunOf(DType dtype, Semiring semiring, std::int64_t iterations) {
     case DType::F64: return RunOf<Run, double>(semiring, iterations);
     case DType::I32: return RunOf<Run, std::int32_t>(semiring, iterations);
     case DType::I64: return RunOf<Run, std::int64_t>(semiring, iterations);
+    case DType::U8: break;
     }
     return 0;
 }

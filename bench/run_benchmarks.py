@@ -82,8 +82,10 @@ def throughput_table(data):
         time = f"{median_us / 1000:.3f} ms" if median_us and median_us >= 1000 else f"{fmt(median_us, 1)} µs"
         of_limit = b.get("of_limit")
         of_hbm = b.get("of_hbm")
+        # OrAnd's rows count terms (one LOP3 is 32 of them), not operations.
+        rate = fmt(b.get("Tops")) if "Tterms" not in b else f"{fmt(b['Tterms'])} T terms/s"
         rows.append(
-            f"| {short_name(b['name'])} | {time} | {fmt(b.get('Tops'))} | "
+            f"| {short_name(b['name'])} | {time} | {rate} | "
             f"{'' if of_limit is None else f'{100 * of_limit:.0f}%'} | {fmt(b.get('GBps'), 0)} | "
             f"{'' if of_hbm is None else f'{100 * of_hbm:.0f}%'} | "
             f"{'' if b.get('one_launch_us') is None else fmt(b['one_launch_us'], 1) + ' µs'} |"

@@ -10,12 +10,19 @@ struct Tiled {};    // the big-tile main loop
 struct SplitK {};   // the same over chunks of K, combined with atomics
 struct Batched {};  // the main loop with tiles for many small products
 struct Small {};    // 32 x 32 tiles, 2 x 2 results per thread
+struct Packed {};   // OrAnd on operands packed into 32-bit words along K (kernels/orand.cuh)
 
 // A product kernel of one row: C = A (x) B, with or without the argmax.
 template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>
 __device__ __forceinline__ void product(const TgGemmParams& p) {
     static_assert(Cfg::threads == THREADS, "the row's threads must be its tile's: (bm / tm) * (bn / tn)");
-    if constexpr (IsSame<Variant, Small>::value) {
+    if constexpr (IsSame<S, OrAnd>::value) {
+        // Tiled: byte operands, packed as they are staged; Packed: the caller's words.
+        static_assert(
+            IsSame<T, unsigned char>::value && (IsSame<Variant, Tiled>::value || IsSame<Variant, Packed>::value),
+            "OrAnd products are Tiled (bytes) or Packed (words) kernels of u8");
+        orand_gemm<Cfg, IsSame<Variant, Packed>::value, ARGMAX>(p);
+    } else if constexpr (IsSame<Variant, Small>::value) {
         gemm_small<Cfg, S, T, ARGMAX>(p);
     } else {
         gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value, IsSame<Variant, Batched>::value>(p);
@@ -36,5 +43,8 @@ template <class T, bool GRAD_A>
 __device__ __forceinline__ void scatter(const TgBackwardParams& p) {
     backward<T, GRAD_A>(p);
 }
+
+// The PackBits kernel: booleans in bytes packed along K into 32-bit words.
+__device__ __forceinline__ void pack(const TgPackParams& p) { pack_bits(p); }
 
 }  // namespace tg

@@ -14,6 +14,8 @@ struct TgOperand {
 };
 
 // a: M x K, b: K x N, c: M x N, argmax: M x N int32 (ptr null unless the kernel tracks it).
+// OrAnd (kernels/orand.cuh): c holds bytes; a and b hold bytes, or for the Packed kernels 32-bit words
+// with K packed along it (a: M x ceil(K/32) words, b: ceil(K/32) x N, strides in words), k in bits.
 // k_splits > 1 (32-bit products without argmax or accumulate): K is cut into that many chunks, each
 // computed by its own blocks (blockIdx.z runs over batch x k_splits) and combined into C with
 // atomics; C must hold the semiring's zero before the launch (the host fills it).
@@ -39,6 +41,15 @@ struct TgBackwardParams {
     long long m, n, k, batch;
     int route;
     int overwrite;
+};
+
+// PackBits: booleans in bytes (nonzero is true) packed along K into 32-bit words, bit k % 32 of word
+// k / 32 (kernels/orand.cuh). bytes is `outer` x K, words `outer` x ceil(K/32): each operand's
+// row_stride steps along the outer dimension and col_stride along K (the host swaps the strides of
+// an operand packed along its rows). The bits past K in the last word are written as 0.
+struct TgPackParams {
+    TgOperand bytes, words;
+    long long outer, k, batch;
 };
 
 // Bytes of each row of grad_B that one block of the shared-memory grad_B path takes (see

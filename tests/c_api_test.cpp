@@ -102,14 +102,15 @@ TEST(CApi, ArgmaxWithAccumulateIsUnsupported) {
 
 TEST(CApi, UnknownEnumeratorsAreInvalidArguments) {
     const tropical_matrix a = row_major(0, 4, 3), b = row_major(1, 3, 5), c = row_major(2, 4, 5);
-    // The first value past the last semiring, whichever that is.
+    // The first values past the last semiring and the last type, whichever those are.
     const int unknown = static_cast<int>(std::size(tropical::all_semirings));
     EXPECT_EQ(tropical_gemm(static_cast<tropical_semiring>(unknown), TROPICAL_F32, &a, &b, &c, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("unknown semiring (" + std::to_string(unknown) + ")"));
-    EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, static_cast<tropical_dtype>(4), &a, &b, &c, 1, nullptr),
+    const int unknown_type = static_cast<int>(std::size(tropical::all_dtypes));
+    EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, static_cast<tropical_dtype>(unknown_type), &a, &b, &c, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
-    EXPECT_THAT(last_message(), HasSubstr("unknown element type (4)"));
+    EXPECT_THAT(last_message(), HasSubstr("unknown element type (" + std::to_string(unknown_type) + ")"));
     tropical_matrix odd = c;
     odd.layout = 2;
     EXPECT_EQ(tropical_gemm(TROPICAL_MAXPLUS, TROPICAL_F32, &a, &b, &odd, 1, nullptr), TROPICAL_INVALID_ARGUMENT);

@@ -23,20 +23,25 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
     const auto kernels = kernel_registry();
     ASSERT_EQ(kernels.size(), catalogue_rows().size());
     std::set<std::string_view> names;
-    int counts[5] = {};
+    int counts[6] = {};
     for (const auto& k : kernels) {
         EXPECT_TRUE(names.insert(k.name).second) << k.name;
         EXPECT_EQ(&kernels[k.index], &k);
         ++counts[static_cast<int>(k.group)];
     }
     EXPECT_GE(kernels.size(), 31u);
-    // 4 types x 5 semirings, the split-K twins of f32 and i32, and counting's f32 and f64.
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10 + 2);
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 50);
+    // 4 types x 5 semirings, the split-K twins of f32 and i32, counting's f32 and f64, and OrAnd's
+    // Tiled (bytes) and Packed kernels.
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10 + 2 + 2);
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 50 + 2);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
     EXPECT_GE(counts[static_cast<int>(KernelGroup::Batched)], 3);
-    for (auto s : all_semirings)
-        EXPECT_NE(find_kernel(KernelOperation::Gemm, KernelVariant::Batched, DType::F32, s), nullptr);
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::PackBits)], 1);
+    for (auto s : all_semirings) {
+        if (supports(s, DType::F32)) {
+            EXPECT_NE(find_kernel(KernelOperation::Gemm, KernelVariant::Batched, DType::F32, s), nullptr);
+        }
+    }
 }
 
 TEST(KernelRegistry, FindsByNameAndByKind) {
@@ -72,6 +77,34 @@ TEST(KernelRegistry, FindsByNameAndByKind) {
               nullptr);
 }
 
+// OrAnd's kernels: products of bytes (Tiled) and of packed words (Packed), with and without argmax,
+// and the packing (OrAnd's, though it computes no product); nothing else takes u8, and OrAnd nothing else.
+TEST(KernelRegistry, OrAndKernelsAndTheirNames) {
+    for (const char* name : {"tropical_gemm_u8_orand", "tropical_gemm_argmax_u8_orand", "tropical_packed_u8_orand",
+                             "tropical_packed_argmax_u8_orand", "tropical_pack_bits_u8_orand"})
+        EXPECT_NE(find_kernel(name), nullptr) << name;
+    const KernelInfo* packed = find_kernel(KernelOperation::Gemm, KernelVariant::Packed, DType::U8, Semiring::OrAnd);
+    ASSERT_NE(packed, nullptr);
+    EXPECT_EQ(packed->name, "tropical_packed_u8_orand");
+    EXPECT_EQ(packed->group, KernelGroup::Gemm);
+    const KernelInfo* pack = find_kernel("tropical_pack_bits_u8_orand");
+    EXPECT_EQ(pack->group, KernelGroup::PackBits);
+    EXPECT_EQ(pack->semiring, Semiring::OrAnd);
+    EXPECT_EQ(find_kernel(KernelOperation::PackBits, KernelVariant::Packed, DType::U8, Semiring::OrAnd), pack);
+    for (const auto& k : kernel_registry()) {
+        if (k.semiring) {
+            EXPECT_TRUE(supports(*k.semiring, k.dtype)) << k.name;
+        }
+    }
+    EXPECT_EQ(to_string(KernelGroup::PackBits), "pack_bits");
+    EXPECT_EQ(to_string(KernelVariant::Packed), "packed");
+    EXPECT_EQ(to_string(KernelOperation::PackBits), "pack_bits");
+    EXPECT_THAT(entry_point(row_of(*pack), "p"), HasSubstr("p(const TgPackParams p) {\n    tg::pack(p);"));
+    EXPECT_THAT(entry_point(row_of(*packed), "q"),
+                HasSubstr("tg::product<tg::Packed, false, tg::OrAnd, unsigned char, tg::Tile<128, 128, 16, 8, 8, 8>, "
+                          "256>(p);"));
+}
+
 TEST(KernelRegistry, WordsOfEveryKind) {
     EXPECT_EQ(to_string(KernelOperation::GemmArgmax), "gemm_argmax");
     EXPECT_EQ(to_string(KernelVariant::SplitK), "splitk");
@@ -84,9 +117,9 @@ TEST(KernelSource, DeviceCodeIncludesNothingAndNamesItsFiles) {
     EXPECT_FALSE(code.empty());
     for (std::size_t at = 0; (at = code.find("#include", at)) != std::string_view::npos; ++at)
         EXPECT_TRUE(at > 0 && code[at - 1] != '\n') << "the device code must include no headers";
-    for (const char* piece :
-         {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh", "kernels/main_loop.cuh",
-          "kernels/small.cuh", "kernels/backward.cuh", "kernels/entry.cuh"})
+    for (const char* piece : {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh",
+                              "kernels/main_loop.cuh", "kernels/small.cuh", "kernels/backward.cuh",
+                              "kernels/counting.cuh", "kernels/orand.cuh", "kernels/entry.cuh"})
         EXPECT_THAT(std::string(code), HasSubstr(std::string("#line 1 \"") + piece + "\"\n"));
 }
 
@@ -97,7 +130,7 @@ TEST(KernelSource, EveryKernelIsTheDeviceCodeAndAnEntryPointFromItsRow) {
         EXPECT_TRUE(unit.starts_with(device_source())) << kernel.name;
         EXPECT_THAT(unit, HasSubstr(fmt::format(" {}(const Tg", kernel.name))) << kernel.name;
         EXPECT_THAT(unit, HasSubstr(fmt::format("__launch_bounds__({}", row.threads))) << kernel.name;
-        if (kernel.variant != KernelVariant::Scatter) {
+        if (kernel.variant != KernelVariant::Scatter && kernel.operation != KernelOperation::PackBits) {
             EXPECT_GT(row.tile.bm, 0) << kernel.name;
             EXPECT_GT(row.tile.bn, 0) << kernel.name;
             EXPECT_EQ(row.threads, (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn)) << kernel.name;

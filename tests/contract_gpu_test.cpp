@@ -38,6 +38,7 @@ void check_on_gpu() {
     std::mt19937 rng(11);
     for (Semiring s : all_semirings) {
         if (is_counting(s)) continue;  // pairs, not scalar tensors: refused (tests/counting_test.cpp)
+        if (!supports(s, dtype_of<T>())) continue;
         for (const Case& k : all) {
             const auto a = random_values<T>(k.a.span, s, rng), b = random_values<T>(k.b.span, s, rng);
             DeviceBuffer<T> da{std::span<const T>(a)}, db{std::span<const T>(b)};
@@ -60,6 +61,7 @@ void check_on_gpu() {
 
 TEST(GpuContract, MatchesBruteForceF32) { check_on_gpu<float>(); }
 TEST(GpuContract, MatchesBruteForceI64) { check_on_gpu<std::int64_t>(); }
+TEST(GpuContract, MatchesBruteForceOrAnd) { check_on_gpu<std::uint8_t>(); }
 
 template <class T>
 void check_argmax_on_gpu() {
@@ -85,6 +87,7 @@ void check_argmax_on_gpu() {
     std::mt19937 rng(23);
     for (Semiring s : all_semirings) {
         if (is_counting(s)) continue;  // pairs, not scalar tensors: refused (tests/counting_test.cpp)
+        if (!supports(s, dtype_of<T>())) continue;
         for (const ArgmaxCase& k : all) {
             const auto a = random_values<T>(k.a.span, s, rng), b = random_values<T>(k.b.span, s, rng);
             DeviceBuffer<T> da{std::span<const T>(a)}, db{std::span<const T>(b)};
@@ -120,6 +123,7 @@ void check_argmax_on_gpu() {
 TEST(GpuContract, ArgmaxMatchesBruteForceF32) { check_argmax_on_gpu<float>(); }
 TEST(GpuContract, ArgmaxMatchesBruteForceF64) { check_argmax_on_gpu<double>(); }
 TEST(GpuContract, ArgmaxMatchesBruteForceI32) { check_argmax_on_gpu<std::int32_t>(); }
+TEST(GpuContract, ArgmaxMatchesBruteForceOrAnd) { check_argmax_on_gpu<std::uint8_t>(); }
 
 TEST(GpuContract, TheArgmaxTemplateApiAndItsRefusal) {
     const std::vector<float> a = {1, 2, 3, 4}, b = {5, 6, 7, 8};

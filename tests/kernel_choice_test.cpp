@@ -113,4 +113,45 @@ TEST(KernelChoice, SmallProductsTakeTheSmallKernels) {
     EXPECT_EQ(choose({64, 64, 64}).k_splits, 1);
 }
 
+// OrAnd: bytes go to the Tiled kernels (which pack them as they stage them) and packed operands to
+// the Packed ones, at every shape and batch; the packing kernel's grid covers its units of 32 words.
+TEST(KernelChoice, OrAndByOperandFormat) {
+    for (const Product& p :
+         {Product{8192, 8192, 8192}, Product{64, 64, 64}, Product{16, 16, 64, 70000}, Product{1, 1, 1}}) {
+        for (const bool argmax : {false, true}) {
+            Product q = p;
+            q.dtype = DType::U8, q.semiring = Semiring::OrAnd;
+            const Operation op = argmax ? Operation::GemmArgmax : Operation::Gemm;
+            EXPECT_EQ(name_of(choose(q, kH200, op)),
+                      argmax ? "tropical_gemm_argmax_u8_orand" : "tropical_gemm_u8_orand");
+            Request r;
+            r.operation = op;
+            r.dtype = DType::U8, r.semiring = Semiring::OrAnd;
+            r.packed_k = p.k;
+            r.batch = p.batch;
+            EXPECT_EQ(name_of(choose_kernel(r, Shape{p.m, p.n, p.k}, kH200)),
+                      argmax ? "tropical_packed_argmax_u8_orand" : "tropical_packed_u8_orand");
+        }
+    }
+    Request pack;
+    pack.operation = Operation::PackBits;
+    pack.dtype = DType::U8, pack.semiring = Semiring::OrAnd;
+    pack.a = {nullptr, 8192, 8192, 8192, Layout::RowMajor, 0};  // along K: 8192 rows x 8 units of 32 words
+    pack.c = {nullptr, 8192, 256, 256, Layout::RowMajor, 0};
+    const LaunchPlan along = plan(pack, Shape{8192, 0, 8192}, {kH200, 0});
+    EXPECT_EQ(along.choice.kernel->name, "tropical_pack_bits_u8_orand");
+    EXPECT_EQ(along.grid[0], 132u * 16);  // 65536 units of a warp each: capped at 16 blocks per SM
+    EXPECT_EQ(along.pack.outer, 8192);
+    EXPECT_EQ(along.pack.k, 8192);
+    pack.pack = PackAs::B;  // a B packed along its rows: the strides are swapped for the kernel
+    pack.a = {nullptr, 100, 40, 40, Layout::RowMajor, 0};
+    pack.c = {nullptr, 4, 40, 40, Layout::RowMajor, 0};
+    const LaunchPlan rows = plan(pack, Shape{40, 0, 100}, {kH200, 0});
+    EXPECT_EQ(rows.pack.bytes.row_stride, 1);
+    EXPECT_EQ(rows.pack.bytes.col_stride, 40);
+    EXPECT_EQ(rows.pack.words.row_stride, 1);
+    EXPECT_EQ(rows.pack.words.col_stride, 40);
+    EXPECT_EQ(rows.grid[0], 1u);  // 2 x 4 units (32 columns x a word each), a warp each: one block of 8
+}
+
 }  // namespace

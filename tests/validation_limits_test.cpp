@@ -238,6 +238,33 @@ TEST(ValidateAccepts, EmptyShapes) {
     EXPECT_NO_THROW(validate(q));
 }
 
+// OrAnd takes U8 alone, and U8 only OrAnd: every other pair is refused as unsupported, with a
+// message that says what goes together; OrAnd has no gradient; packed operands are OrAnd's.
+TEST(ValidateSupport, OrAndAndItsElementType) {
+    for (DType t : all_dtypes)
+        for (Semiring s : all_semirings) {
+            if (is_counting(s)) continue;  // its own requests (counting_test.cpp)
+            Request q = argmax_request(4, 5, 3);
+            q.dtype = t, q.semiring = s;
+            if (supports(s, t)) {
+                EXPECT_NO_THROW(validate(q)) << to_string(t) << " " << to_string(s);
+                continue;
+            }
+            try {
+                validate(q);
+                ADD_FAILURE() << to_string(t) << " " << to_string(s) << " passed validation";
+            } catch (const Unsupported& e) {
+                EXPECT_THAT(e.what(), HasSubstr(s == Semiring::OrAnd ? "OrAnd is Boolean" : "OrAnd semiring alone"));
+            }
+        }
+    Request q = backward_a_request(4, 5, 3);
+    q.dtype = DType::U8, q.semiring = Semiring::OrAnd;
+    EXPECT_THROW(validate(q), Unsupported);
+    q = gemm_request(4, 5, 3);
+    q.packed_k = 3;  // an f32 request with packed operands
+    EXPECT_THROW(validate(q), Unsupported);
+}
+
 TEST(ValidateAccepts, EveryTypeAndSemiring) {
     for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
         for (Semiring s : {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul}) {

@@ -1,7 +1,7 @@
 #pragma once
 // The hardware limits that the GPU suites report fractions of, and their --limits flag:
-//   --limits=f32:33.4,f64:16.7,i32:33.4,i64:8.4,hbm:4300
-// Tops per type, and HBM bandwidth in GB/s. The defaults are the H200's from shared/REFERENCE.md;
+//   --limits=f32:33.4,f64:16.7,i32:33.4,i64:8.4,u8:535,hbm:4300
+// Tops per type (u8: OrAnd's T terms/s, 32 per LOP3), and HBM bandwidth in GB/s. The defaults are the H200's from shared/REFERENCE.md;
 // give others for another GPU.
 #include <map>
 #include <string>
@@ -14,7 +14,9 @@ namespace tropical::bench {
 
 using Limits = std::map<std::string, double>;
 
-inline Limits default_limits() { return {{"f32", 33.4}, {"f64", 16.7}, {"i32", 33.4}, {"i64", 8.4}, {"hbm", 4300}}; }
+inline Limits default_limits() {
+    return {{"f32", 33.4}, {"f64", 16.7}, {"i32", 33.4}, {"i64", 8.4}, {"u8", 535}, {"hbm", 4300}};
+}
 
 // Reads --limits=... into `limits` and removes it from argv before Google Benchmark sees it.
 inline void take_limits(int& argc, char** argv, Limits& limits) {

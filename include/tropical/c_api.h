@@ -24,9 +24,16 @@ typedef enum tropical_semiring {
     TROPICAL_MAXMUL = 2,
     TROPICAL_MAXMIN = 3,
     TROPICAL_MINMAX = 4,
-    TROPICAL_COUNTING = 5 /* (value, count) pairs: tropical_counting_gemm; the other products refuse it */
+    TROPICAL_COUNTING = 5, /* (value, count) pairs: tropical_counting_gemm; the other products refuse it */
+    TROPICAL_ORAND = 6     /* C = OR_k (A AND B) on booleans: TROPICAL_U8, or packed words (tropical_gemm_packed) */
 } tropical_semiring;
-typedef enum tropical_dtype { TROPICAL_F32 = 0, TROPICAL_F64 = 1, TROPICAL_I32 = 2, TROPICAL_I64 = 3 } tropical_dtype;
+typedef enum tropical_dtype {
+    TROPICAL_F32 = 0,
+    TROPICAL_F64 = 1,
+    TROPICAL_I32 = 2,
+    TROPICAL_I64 = 3,
+    TROPICAL_U8 = 4 /* booleans in bytes (nonzero is true, results 0 or 1): TROPICAL_ORAND's type alone */
+} tropical_dtype;
 typedef enum tropical_layout { TROPICAL_ROW_MAJOR = 0, TROPICAL_COL_MAJOR = 1 } tropical_layout;
 
 /* A matrix (or a batch of them) in device memory (host memory for tropical_host_*); sizes, leading
@@ -65,7 +72,8 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_argmax(tropical_semiring semi
                                                           int64_t batch, const tropical_options* options);
 
 /* grad_A (M x K) from grad_C (M x N), argmax, a (M x K) and b (K x N): b is read for MaxMul, MaxMin
- * and MinMax, a for MaxMin and MinMax; either may be NULL where it is not read. */
+ * and MinMax, a for MaxMin and MinMax; either may be NULL where it is not read. TROPICAL_ORAND has no
+ * gradient: TROPICAL_UNSUPPORTED. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_backward_a(tropical_semiring semiring, tropical_dtype dtype,
                                                               const tropical_matrix* grad_c,
                                                               const tropical_matrix* argmax, const tropical_matrix* a,
@@ -78,6 +86,35 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_backward_b(tropical_semiring 
                                                               const tropical_matrix* argmax, const tropical_matrix* a,
                                                               const tropical_matrix* b, const tropical_matrix* grad_b,
                                                               int64_t batch, const tropical_options* options);
+
+/* --- OrAnd on operands packed along K into 32-bit words -------------------------------------------- */
+
+/* Which operand tropical_pack_bits packs a boolean matrix for: an A (M x K: each row's K columns into
+ * words, M x ceil(K/32) of them) or a B (K x N: each column's K rows, ceil(K/32) x N words). */
+typedef enum tropical_pack { TROPICAL_PACK_A = 0, TROPICAL_PACK_B = 1 } tropical_pack;
+
+/* Packs booleans in bytes (nonzero is true; a TROPICAL_U8 descriptor) into 32-bit words (a
+ * descriptor of uint32 elements, ld in words): bit k % 32 of word k / 32 holds element k along K,
+ * the bits past K are written 0. `batch` matrices (batch strides in bytes and in words). Asynchronous
+ * on options->stream; options->accumulate must be 0. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_pack_bits(const tropical_matrix* bytes, tropical_pack as,
+                                                        const tropical_matrix* words, int64_t batch,
+                                                        const tropical_options* options);
+
+/* C = A (x) B for TROPICAL_ORAND (the only semiring defined on packed booleans) with A and B packed
+ * along K as tropical_pack_bits packs them: a is M x ceil(k/32) words, b ceil(k/32) x N (uint32,
+ * either layout, ld in words), c M x N bytes (written 0 or 1). The bits past k in the last word are
+ * ignored, whatever they hold. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_packed(tropical_semiring semiring, const tropical_matrix* a,
+                                                          const tropical_matrix* b, int64_t k, const tropical_matrix* c,
+                                                          int64_t batch, const tropical_options* options);
+
+/* The same, writing the int32 argmax too: the smallest k whose term is true, -1 where none is. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_packed_argmax(tropical_semiring semiring, const tropical_matrix* a,
+                                                                 const tropical_matrix* b, int64_t k,
+                                                                 const tropical_matrix* c,
+                                                                 const tropical_matrix* argmax, int64_t batch,
+                                                                 const tropical_options* options);
 
 /* --- the same operations in host memory, on the CPU (tropical/host.hpp) ---------------------------- */
 
@@ -113,6 +150,20 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_backward_b(tropical_semi
                                                                    const tropical_matrix* a, const tropical_matrix* b,
                                                                    const tropical_matrix* grad_b, int64_t batch,
                                                                    const tropical_host_options* options);
+
+/* The packing and the packed products in host memory. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_pack_bits(const tropical_matrix* bytes, tropical_pack as,
+                                                             const tropical_matrix* words, int64_t batch,
+                                                             const tropical_host_options* options);
+
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_packed(tropical_semiring semiring, const tropical_matrix* a,
+                                                               const tropical_matrix* b, int64_t k,
+                                                               const tropical_matrix* c, int64_t batch,
+                                                               const tropical_host_options* options);
+
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_packed_argmax(
+    tropical_semiring semiring, const tropical_matrix* a, const tropical_matrix* b, int64_t k, const tropical_matrix* c,
+    const tropical_matrix* argmax, int64_t batch, const tropical_host_options* options);
 
 /* --- the counting semiring (tropical/counting.hpp) -------------------------------------------------- */
 
@@ -199,11 +250,11 @@ TROPICAL_GEMM_EXPORT const char* tropical_semiring_name(tropical_semiring semiri
 /* One kernel, in words (static strings, as the warm-up tool prints them). */
 typedef struct tropical_kernel_info {
     const char* name;      /* the entry point, e.g. "tropical_gemm_f32_maxplus" */
-    const char* group;     /* "gemm", "gemm_argmax", "batched", "backward_a", "backward_b" */
-    const char* operation; /* "gemm", "gemm_argmax", "backward_a", "backward_b" */
-    const char* variant;   /* "tiled", "splitk", "batched", "small", "scatter" */
-    const char* dtype;     /* "f32", "f64", "i32", "i64" */
-    const char* semiring;  /* "maxplus", "minplus", "maxmul", or "any" for a kernel that takes it at launch */
+    const char* group;     /* "gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits" */
+    const char* operation; /* "gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits" */
+    const char* variant;   /* "tiled", "splitk", "batched", "small", "scatter", "packed" */
+    const char* dtype;     /* "f32", "f64", "i32", "i64", "u8" */
+    const char* semiring;  /* "maxplus", ..., "orand", or "any" for a kernel that takes it at launch (or has none) */
 } tropical_kernel_info;
 
 TROPICAL_GEMM_EXPORT int64_t tropical_kernel_count(void);

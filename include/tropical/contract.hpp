@@ -98,6 +98,9 @@ TROPICAL_GEMM_EXPORT void host_contract(Semiring semiring, DType dtype, const Te
 template <SemiringTag S, Element T>
 void contract(const TensorView<const T>& a, const TensorView<const T>& b, const TensorView<T>& c,
               const GemmOptions& options = {}) {
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     detail::contract(S::value, dtype_of<T>(), detail::tensor_ref(a), detail::tensor_ref(b), detail::tensor_ref(c),
                      nullptr, options);
 }
@@ -120,6 +123,9 @@ namespace host {
 template <SemiringTag S, Element T>
 void contract(const TensorView<const T>& a, const TensorView<const T>& b, const TensorView<T>& c,
               const Options& options = {}) {
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     tropical::detail::host_contract(S::value, dtype_of<T>(), tropical::detail::tensor_ref(a),
                                     tropical::detail::tensor_ref(b), tropical::detail::tensor_ref(c), nullptr, options);
 }

@@ -7,6 +7,7 @@
 //   MaxMul    max   *     0                         1
 //   MaxMin    max   min   -inf (integers: min)      +inf (integers: max)
 //   MinMax    min   max   +inf (integers: max)      -inf (integers: min)
+//   OrAnd     OR    AND   false (0)                 true (1)        std::uint8_t or bool elements
 //
 // All operands are in device memory of one GPU; every call is asynchronous on options.stream,
 // allocates nothing and never synchronises. Inputs are validated before anything is launched:
@@ -22,6 +23,15 @@
 #include <tropical/types.hpp>
 
 namespace tropical {
+
+// OrAnd's elements: booleans in bytes, nonzero read as true, results written 0 or 1.
+template <class T>
+concept Boolean = std::is_same_v<T, std::uint8_t> || std::is_same_v<T, bool>;
+
+// Which operand pack_bits packs a boolean matrix for: an A (M x K), whose rows are packed along
+// their K columns into an M x ceil(K/32) matrix of words, or a B (K x N), whose columns are packed
+// along their K rows into ceil(K/32) x N words.
+enum class PackAs : std::uint8_t { A, B };
 
 struct GemmOptions {
     Stream stream = nullptr;  // a CUstream / cudaStream_t; nullptr is the legacy default stream
@@ -48,6 +58,12 @@ struct OperandRef {
 TROPICAL_GEMM_EXPORT void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandRef& b,
                                   const OperandRef& c, const OperandRef* argmax, std::int64_t batch,
                                   const GemmOptions& options);
+// OrAnd on operands packed along K (a: M x ceil(k/32) words, b: ceil(k/32) x N), and the packing.
+TROPICAL_GEMM_EXPORT void product_packed(Semiring semiring, const OperandRef& a, const OperandRef& b, std::int64_t k,
+                                         const OperandRef& c, const OperandRef* argmax, std::int64_t batch,
+                                         const GemmOptions& options);
+TROPICAL_GEMM_EXPORT void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
+                                    const GemmOptions& options);
 enum class Gradient : std::uint8_t { OfA, OfB };
 TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c,
                                    const OperandRef& argmax, const OperandRef& a, const OperandRef& b,
@@ -57,6 +73,10 @@ TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, 
 // whose value the term took), so that the short backward forms below, which take one, refuse it.
 template <class S>
 inline constexpr bool needs_both_operands = S::value == Semiring::MaxMin || S::value == Semiring::MinMax;
+
+// The semirings with a gradient (tropical::has_gradient), for the templates' static_asserts.
+template <class S>
+inline constexpr bool has_gradient = tropical::has_gradient(S::value);
 
 template <class T>
 OperandRef operand(MatrixView<T> m, std::int64_t batch_stride = 0) {
@@ -77,6 +97,9 @@ using BatchedIn = std::type_identity_t<BatchedView<const T>>;
 // C = A (x) B.  A is M x K, B is K x N, C is M x N.
 template <SemiringTag S, Element T>
 void gemm(detail::In<T> a, detail::In<T> b, MatrixView<T> c, const GemmOptions& options = {}) {
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), nullptr, 1,
                     options);
 }
@@ -86,6 +109,9 @@ void gemm(detail::In<T> a, detail::In<T> b, MatrixView<T> c, const GemmOptions& 
 template <SemiringTag S, Element T>
 void gemm_with_argmax(detail::In<T> a, detail::In<T> b, MatrixView<T> c, MatrixView<std::int32_t> argmax,
                       const GemmOptions& options = {}) {
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     const detail::OperandRef indices = detail::operand(argmax);
     detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), &indices, 1,
                     options);
@@ -99,6 +125,7 @@ void gemm_with_argmax(detail::In<T> a, detail::In<T> b, MatrixView<T> c, MatrixV
 template <SemiringTag S, Element T>
 void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, detail::In<T> b,
                      MatrixView<T> grad_a, const GemmOptions& options = {}) {
+    static_assert(detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_a), 1, options);
 }
@@ -115,6 +142,7 @@ requires(!detail::needs_both_operands<S>) void gemm_backward_a(detail::In<T> gra
 template <SemiringTag S, Element T>
 void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, detail::In<T> b,
                      MatrixView<T> grad_b, const GemmOptions& options = {}) {
+    static_assert(detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_b), 1, options);
 }
@@ -132,6 +160,9 @@ requires(!detail::needs_both_operands<S>) void gemm_backward_b(detail::In<T> gra
 template <SemiringTag S, Element T>
 void gemm_batched(detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> c, std::int64_t count,
                   const GemmOptions& options = {}) {
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), nullptr, count,
                     options);
 }
@@ -139,6 +170,9 @@ void gemm_batched(detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T>
 template <SemiringTag S, Element T>
 void gemm_batched_with_argmax(detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> c,
                               BatchedView<std::int32_t> argmax, std::int64_t count, const GemmOptions& options = {}) {
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     const detail::OperandRef indices = detail::operand(argmax);
     detail::product(S::value, dtype_of<T>(), detail::operand(a), detail::operand(b), detail::operand(c), &indices,
                     count, options);
@@ -148,6 +182,7 @@ template <SemiringTag S, Element T>
 void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
                              detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> grad_a, std::int64_t count,
                              const GemmOptions& options = {}) {
+    static_assert(detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_a), count, options);
 }
@@ -165,6 +200,7 @@ template <SemiringTag S, Element T>
 void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
                              detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> grad_b, std::int64_t count,
                              const GemmOptions& options = {}) {
+    static_assert(detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_b), count, options);
 }
@@ -176,6 +212,67 @@ requires(!detail::needs_both_operands<S>) void gemm_batched_backward_b(detail::B
                                                                        std::int64_t count,
                                                                        const GemmOptions& options = {}) {
     gemm_batched_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, count, options);
+}
+
+// --- OrAnd on packed operands ---------------------------------------------------------------------
+// Booleans packed along K into 32-bit words: bit k % 32 of word k / 32 holds element k along K. An
+// A (M x K) is an M x ceil(K/32) matrix of words, a B (K x N) a ceil(K/32) x N one, in either layout
+// with a leading dimension in words; the bits past K in the last word are ignored (they may hold
+// anything). Each AND of two words is 32 terms: one instruction where a product of bytes costs
+// about two (they are packed as they are staged), so packing once pays for products that reuse an
+// operand, and for large ones (README, "OrAnd"). 128-bit loads where the words are 16-byte aligned
+// and the leading dimension is a multiple of 4 words.
+
+// Packs booleans in bytes (nonzero is true) into words for operand `as` (PackAs): bytes is M x K
+// and words M x ceil(K/32) for an A; bytes K x N and words ceil(K/32) x N for a B. The bits past K
+// are written 0. Asynchronous on options.stream like every product (options.accumulate must be off).
+template <Boolean T>
+void pack_bits(detail::In<T> bytes, PackAs as, MatrixView<std::uint32_t> words, const GemmOptions& options = {}) {
+    detail::pack_bits(detail::operand(bytes), as, detail::operand(words), 1, options);
+}
+
+template <Boolean T>
+void pack_bits_batched(detail::BatchedIn<T> bytes, PackAs as, BatchedView<std::uint32_t> words, std::int64_t count,
+                       const GemmOptions& options = {}) {
+    detail::pack_bits(detail::operand(bytes), as, detail::operand(words), count, options);
+}
+
+// C = A (x) B for OrAnd with A and B packed along K (k booleans): a is M x ceil(k/32) words, b is
+// ceil(k/32) x N, c M x N booleans (written 0 or 1; options.accumulate ORs into them).
+template <SemiringTag S, Boolean T>
+void gemm_packed(MatrixView<const std::uint32_t> a, MatrixView<const std::uint32_t> b, std::int64_t k, MatrixView<T> c,
+                 const GemmOptions& options = {}) {
+    static_assert(std::is_same_v<S, OrAnd>, "only OrAnd is defined on packed booleans");
+    detail::product_packed(S::value, detail::operand(a), detail::operand(b), k, detail::operand(c), nullptr, 1,
+                           options);
+}
+
+// The same, and argmax[i,j] = the smallest k whose term is true (-1 where none is).
+template <SemiringTag S, Boolean T>
+void gemm_packed_with_argmax(MatrixView<const std::uint32_t> a, MatrixView<const std::uint32_t> b, std::int64_t k,
+                             MatrixView<T> c, MatrixView<std::int32_t> argmax, const GemmOptions& options = {}) {
+    static_assert(std::is_same_v<S, OrAnd>, "only OrAnd is defined on packed booleans");
+    const detail::OperandRef indices = detail::operand(argmax);
+    detail::product_packed(S::value, detail::operand(a), detail::operand(b), k, detail::operand(c), &indices, 1,
+                           options);
+}
+
+template <SemiringTag S, Boolean T>
+void gemm_packed_batched(BatchedView<const std::uint32_t> a, BatchedView<const std::uint32_t> b, std::int64_t k,
+                         BatchedView<T> c, std::int64_t count, const GemmOptions& options = {}) {
+    static_assert(std::is_same_v<S, OrAnd>, "only OrAnd is defined on packed booleans");
+    detail::product_packed(S::value, detail::operand(a), detail::operand(b), k, detail::operand(c), nullptr, count,
+                           options);
+}
+
+template <SemiringTag S, Boolean T>
+void gemm_packed_batched_with_argmax(BatchedView<const std::uint32_t> a, BatchedView<const std::uint32_t> b,
+                                     std::int64_t k, BatchedView<T> c, BatchedView<std::int32_t> argmax,
+                                     std::int64_t count, const GemmOptions& options = {}) {
+    static_assert(std::is_same_v<S, OrAnd>, "only OrAnd is defined on packed booleans");
+    const detail::OperandRef indices = detail::operand(argmax);
+    detail::product_packed(S::value, detail::operand(a), detail::operand(b), k, detail::operand(c), &indices, count,
+                           options);
 }
 
 }  // namespace tropical

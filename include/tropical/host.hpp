@@ -5,8 +5,9 @@
 // to host memory), the same semantics bit for bit (README.md, "Semantics": NaN, integer zeros and
 // ranges, argmax ties and -1, -0 read as +0) and the same validation and exceptions; instead of a
 // stream, a number of threads. SIMD kernels chosen at run time for this CPU (AVX-512, AVX2 or SSE4
-// on x86, NEON on ARM) run on every core. Every call is synchronous: when it returns, the outputs
-// are written. Calls from several threads at once are safe; they share the cores.
+// on x86, NEON on ARM) run on every core; OrAnd runs on 64-bit words (src/cpu/orand.cpp). Every
+// call is synchronous: when it returns, the outputs are written. Calls from several threads at once
+// are safe; they share the cores.
 #include <cstdint>
 
 #include <tropical/error.hpp>
@@ -44,6 +45,11 @@ TROPICAL_GEMM_EXPORT void product(Semiring semiring, DType dtype, const OperandR
 TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c,
                                    const OperandRef& argmax, const OperandRef& a, const OperandRef& b,
                                    const OperandRef& grad, std::int64_t batch, const Options& options);
+TROPICAL_GEMM_EXPORT void product_packed(Semiring semiring, const OperandRef& a, const OperandRef& b, std::int64_t k,
+                                         const OperandRef& c, const OperandRef* argmax, std::int64_t batch,
+                                         const Options& options);
+TROPICAL_GEMM_EXPORT void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
+                                    const Options& options);
 
 }  // namespace detail
 
@@ -51,6 +57,9 @@ TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, 
 template <SemiringTag S, Element T>
 void gemm(tropical::detail::In<T> a, tropical::detail::In<T> b, MatrixView<T> c, const Options& options = {}) {
     using tropical::detail::operand;
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     detail::product(S::value, dtype_of<T>(), operand(a), operand(b), operand(c), nullptr, 1, options);
 }
 
@@ -61,6 +70,9 @@ void gemm_with_argmax(tropical::detail::In<T> a, tropical::detail::In<T> b, Matr
                       MatrixView<std::int32_t> argmax, const Options& options = {}) {
     using tropical::detail::operand;
     const detail::OperandRef indices = operand(argmax);
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     detail::product(S::value, dtype_of<T>(), operand(a), operand(b), operand(c), &indices, 1, options);
 }
 
@@ -72,6 +84,7 @@ template <SemiringTag S, Element T>
 void gemm_backward_a(tropical::detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, tropical::detail::In<T> a,
                      tropical::detail::In<T> b, MatrixView<T> grad_a, const Options& options = {}) {
     using tropical::detail::operand;
+    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a),
                      operand(b), operand(grad_a), 1, options);
 }
@@ -91,6 +104,7 @@ template <SemiringTag S, Element T>
 void gemm_backward_b(tropical::detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, tropical::detail::In<T> a,
                      tropical::detail::In<T> b, MatrixView<T> grad_b, const Options& options = {}) {
     using tropical::detail::operand;
+    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a),
                      operand(b), operand(grad_b), 1, options);
 }
@@ -110,6 +124,9 @@ template <SemiringTag S, Element T>
 void gemm_batched(tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> c,
                   std::int64_t count, const Options& options = {}) {
     using tropical::detail::operand;
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     detail::product(S::value, dtype_of<T>(), operand(a), operand(b), operand(c), nullptr, count, options);
 }
 
@@ -118,6 +135,9 @@ void gemm_batched_with_argmax(tropical::detail::BatchedIn<T> a, tropical::detail
                               BatchedView<std::int32_t> argmax, std::int64_t count, const Options& options = {}) {
     using tropical::detail::operand;
     const detail::OperandRef indices = operand(argmax);
+    static_assert(semiring_supports<S, T>,
+                  "OrAnd takes std::uint8_t or bool elements; the other semirings float, "
+                  "double, std::int32_t or std::int64_t");
     detail::product(S::value, dtype_of<T>(), operand(a), operand(b), operand(c), &indices, count, options);
 }
 
@@ -126,6 +146,7 @@ void gemm_batched_backward_a(tropical::detail::BatchedIn<T> grad_c, BatchedView<
                              tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> grad_a,
                              std::int64_t count, const Options& options = {}) {
     using tropical::detail::operand;
+    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a),
                      operand(b), operand(grad_a), count, options);
 }
@@ -142,6 +163,7 @@ void gemm_batched_backward_b(tropical::detail::BatchedIn<T> grad_c, BatchedView<
                              tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> grad_b,
                              std::int64_t count, const Options& options = {}) {
     using tropical::detail::operand;
+    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a),
                      operand(b), operand(grad_b), count, options);
 }
@@ -151,6 +173,55 @@ requires(!tropical::detail::needs_both_operands<S>) void gemm_batched_backward_b
     tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, tropical::detail::BatchedIn<T> a,
     BatchedView<T> grad_b, std::int64_t count, const Options& options = {}) {
     gemm_batched_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, count, options);
+}
+
+// OrAnd on packed operands, and the packing, as tropical/gemm.hpp's (there: the layout of the words).
+template <Boolean T>
+void pack_bits(tropical::detail::In<T> bytes, PackAs as, MatrixView<std::uint32_t> words, const Options& options = {}) {
+    using tropical::detail::operand;
+    detail::pack_bits(operand(bytes), as, operand(words), 1, options);
+}
+
+template <Boolean T>
+void pack_bits_batched(tropical::detail::BatchedIn<T> bytes, PackAs as, BatchedView<std::uint32_t> words,
+                       std::int64_t count, const Options& options = {}) {
+    using tropical::detail::operand;
+    detail::pack_bits(operand(bytes), as, operand(words), count, options);
+}
+
+template <SemiringTag S, Boolean T>
+void gemm_packed(MatrixView<const std::uint32_t> a, MatrixView<const std::uint32_t> b, std::int64_t k, MatrixView<T> c,
+                 const Options& options = {}) {
+    static_assert(std::is_same_v<S, OrAnd>, "only OrAnd is defined on packed booleans");
+    using tropical::detail::operand;
+    detail::product_packed(S::value, operand(a), operand(b), k, operand(c), nullptr, 1, options);
+}
+
+template <SemiringTag S, Boolean T>
+void gemm_packed_with_argmax(MatrixView<const std::uint32_t> a, MatrixView<const std::uint32_t> b, std::int64_t k,
+                             MatrixView<T> c, MatrixView<std::int32_t> argmax, const Options& options = {}) {
+    static_assert(std::is_same_v<S, OrAnd>, "only OrAnd is defined on packed booleans");
+    using tropical::detail::operand;
+    const detail::OperandRef indices = operand(argmax);
+    detail::product_packed(S::value, operand(a), operand(b), k, operand(c), &indices, 1, options);
+}
+
+template <SemiringTag S, Boolean T>
+void gemm_packed_batched(BatchedView<const std::uint32_t> a, BatchedView<const std::uint32_t> b, std::int64_t k,
+                         BatchedView<T> c, std::int64_t count, const Options& options = {}) {
+    static_assert(std::is_same_v<S, OrAnd>, "only OrAnd is defined on packed booleans");
+    using tropical::detail::operand;
+    detail::product_packed(S::value, operand(a), operand(b), k, operand(c), nullptr, count, options);
+}
+
+template <SemiringTag S, Boolean T>
+void gemm_packed_batched_with_argmax(BatchedView<const std::uint32_t> a, BatchedView<const std::uint32_t> b,
+                                     std::int64_t k, BatchedView<T> c, BatchedView<std::int32_t> argmax,
+                                     std::int64_t count, const Options& options = {}) {
+    static_assert(std::is_same_v<S, OrAnd>, "only OrAnd is defined on packed booleans");
+    using tropical::detail::operand;
+    const detail::OperandRef indices = operand(argmax);
+    detail::product_packed(S::value, operand(a), operand(b), k, operand(c), &indices, count, options);
 }
 
 }  // namespace tropical::host

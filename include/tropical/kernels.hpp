@@ -19,6 +19,7 @@ enum class KernelOperation : std::uint8_t {
     GemmArgmax,  // the same, plus the index k that attained each C[i,j]
     BackwardA,   // the gradient of A, routed through the argmax (f32/f64; semiring chosen at launch)
     BackwardB,   // the gradient of B
+    PackBits,    // booleans in bytes packed along K into 32-bit words (OrAnd's operands)
 };
 
 // How it computes it, and so for which shapes it is chosen.
@@ -28,11 +29,12 @@ enum class KernelVariant : std::uint8_t {
     Batched,  // 64 x 64 tiles: many products of 64..256
     Small,    // 32 x 32 tiles: a few small products
     Scatter,  // backward: grad_C routed through the argmax
+    Packed,   // OrAnd on operands packed into 32-bit words (and the kernel that packs them)
 };
 
-// How the warm-up tool and listings group kernels: gemm (the Tiled and SplitK products), gemm_argmax,
-// batched (the Batched and Small products), backward_a, backward_b.
-enum class KernelGroup : std::uint8_t { Gemm, GemmArgmax, Batched, BackwardA, BackwardB };
+// How the warm-up tool and listings group kernels: gemm (the Tiled, SplitK and Packed products),
+// gemm_argmax, batched (the Batched and Small products), backward_a, backward_b, pack_bits.
+enum class KernelGroup : std::uint8_t { Gemm, GemmArgmax, Batched, BackwardA, BackwardB, PackBits };
 
 TROPICAL_GEMM_EXPORT std::string_view to_string(KernelOperation operation) noexcept;
 TROPICAL_GEMM_EXPORT std::string_view to_string(KernelVariant variant) noexcept;

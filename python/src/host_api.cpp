@@ -52,6 +52,7 @@ void with_dtype(tropical::DType dtype, F&& f) {
     case tropical::DType::F64: f(double{}); return;
     case tropical::DType::I32: f(std::int32_t{}); return;
     case tropical::DType::I64: f(std::int64_t{}); return;
+    case tropical::DType::U8: f(std::uint8_t{}); return;
     }
 }
 
@@ -63,6 +64,10 @@ TGH_EXPORT int tgh_cpu_gemm(std::int32_t semiring, std::int32_t dtype, const tgh
     return guarded([&] {
         const auto s = tropical::detail::semiring_from_c(semiring);
         const auto t = tropical::detail::dtype_from_c(dtype);
+        if (!tropical::supports(s, t))
+            throw tropical::Unsupported(std::string("semiring ") + std::string(tropical::to_string(s)) +
+                                        " does not take " + std::string(tropical::to_string(t)) +
+                                        " elements: orand takes u8 (bool, uint8), the others f32, f64, i32, i64");
         require_view(a, "A"), require_view(b, "B"), require_view(c, "C");
         if (argmax) require_view(argmax, "argmax");
         require(batch >= 0, "the batch count must be 0 or more");

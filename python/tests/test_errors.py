@@ -25,9 +25,15 @@ def test_unknown_semiring():
 
 
 @pytest.mark.parametrize("dtype,hint", [(torch.float16, ".float()"), (torch.bfloat16, ".float()"),
-                                        (torch.int8, ".int()"), (torch.bool, ".int()"), (torch.complex64, ".float()")])
+                                        (torch.int8, ".int()"), (torch.complex64, ".float()")])
 def test_unsupported_dtype(dtype, hint):
     with pytest.raises(tg.UnsupportedError, match=r"supports float32, float64, int32 and int64.*" + hint.replace("(", r"\(").replace(")", r"\)")):
+        T.gemm(m(2, 3, dtype=dtype), m(3, 4, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8])
+def test_booleans_are_for_orand(dtype):
+    with pytest.raises(tg.UnsupportedError, match=r"booleans, for semiring 'orand'.*\.int\(\)"):
         T.gemm(m(2, 3, dtype=dtype), m(3, 4, dtype=dtype))
 
 

@@ -1,7 +1,9 @@
-"""tropical_gemm: tropical-semiring matrix products (MaxPlus, MinPlus, MaxMul) as PyTorch ops.
+"""tropical_gemm: tropical-semiring matrix products (MaxPlus, MinPlus, MaxMul, MaxMin, MinMax, and the
+Boolean OrAnd) as PyTorch ops.
 
     import torch, tropical_gemm
     c = tropical_gemm.matmul(a, b, semiring="maxplus")     # C[i,j] = max_k a[i,k] + b[k,j]
+    r = tropical_gemm.matmul(x, y, semiring="orand")       # booleans: R[i,j] = OR_k x[i,k] AND y[k,j]
     e = tropical_gemm.einsum("ij,jk,k->i", a, b, v)         # any network, in einsum's equations
     torch.ops.tropical.gemm(a, b, "minplus")                # the registered op itself
     layer = tropical_gemm.TropicalLinear(64, 32)            # a tropical linear layer
@@ -38,14 +40,15 @@ except ImportError:  # the ops need PyTorch; the rest of the package does not
 
 if _torch is not None:
     from . import ops
-    from .functional import matmul
+    from .functional import PackedBits, matmul, pack_bits
     from ._counting import counting_matmul
     from ._einsum import einsum, einsum_path
     from .nn import TropicalLinear
 else:
 
     def __getattr__(name: str):
-        if name in ("ops", "matmul", "counting_matmul", "einsum", "einsum_path", "TropicalLinear", "functional", "nn"):
+        if name in ("ops", "matmul", "counting_matmul", "pack_bits", "PackedBits", "einsum", "einsum_path",
+                    "TropicalLinear", "functional", "nn"):
             raise ImportError(f"tropical_gemm.{name} needs PyTorch, which is not installed: pip install torch")
         raise AttributeError(f"module 'tropical_gemm' has no attribute {name!r}")
 
@@ -53,6 +56,8 @@ else:
 __all__ = [
     "matmul",
     "counting_matmul",
+    "pack_bits",
+    "PackedBits",
     "einsum",
     "einsum_path",
     "TropicalLinear",

@@ -11,8 +11,12 @@ from torch import Tensor
 
 from ._native import COUNTING, SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
 
-DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3}  # -> tropical_dtype
+DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3,
+          torch.uint8: 4, torch.bool: 4}  # -> tropical_dtype (uint8 and bool: booleans in bytes)
 FLOATS = (torch.float32, torch.float64)
+BOOLEANS = (torch.bool, torch.uint8)  # OrAnd's dtypes, and only OrAnd's
+U8 = 4
+ORAND = SEMIRINGS["orand"]
 NAMESPACE = "tropical"  # torch.ops.tropical; the ops' messages name it
 
 
@@ -34,13 +38,27 @@ def _dtype_code(t: Tensor, what: str) -> int:
     code = DTYPES.get(t.dtype)
     if code is None:
         hint = ".float()" if t.is_floating_point() or t.is_complex() else ".long()"
-        if t.dtype == torch.bool or t.dtype in (torch.int8, torch.int16, torch.uint8):
+        if t.dtype in (torch.int8, torch.int16):
             hint = ".int()"
         raise UnsupportedError(
-            f"{what} has dtype {t.dtype}; tropical_gemm supports float32, float64, int32 and int64: "
-            f"convert it first, e.g. with {hint}"
+            f"{what} has dtype {t.dtype}; tropical_gemm supports float32, float64, int32 and int64 (and bool "
+            f"or uint8 for semiring 'orand'): convert it first, e.g. with {hint}"
         )
     return code
+
+
+def check_semiring_dtype(op: str, s: int, t: Tensor) -> None:
+    """OrAnd takes booleans (bool or uint8 tensors) and nothing else takes them."""
+    if (s == ORAND) != (t.dtype in BOOLEANS):
+        if s == ORAND:
+            raise UnsupportedError(
+                f"tropical.{op}: semiring 'orand' (or, and) is Boolean: it takes bool or uint8 tensors (nonzero is "
+                f"true), not {t.dtype}; convert them, e.g. with (x != 0)"
+            )
+        raise UnsupportedError(
+            f"tropical.{op}: {t.dtype} tensors are booleans, for semiring 'orand' (or, and); for the other "
+            f"semirings convert them, e.g. with .int() or .float()"
+        )
 
 
 def _check_devices(op: str, tensors: dict[str, Tensor]) -> None:
@@ -66,7 +84,7 @@ def check_product_shapes(op: str, a: Tensor, b: Tensor, semiring: str, batched: 
     s = SEMIRINGS.get(semiring)
     dtype = a.dtype
     t = DTYPES.get(dtype)
-    if s is not None and t is not None and b.dtype == dtype:
+    if s is not None and t is not None and b.dtype == dtype and (s == ORAND) == (t == U8):
         sa, sb = a.shape, b.shape
         if batched:
             if (
@@ -98,6 +116,7 @@ def _explain_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool
             f"tropical.{op}: a is {a.dtype} but b is {b.dtype}: both operands must have the same dtype; "
             f"convert one, e.g. b.to(a.dtype)"
         )
+    check_semiring_dtype(op, s, a)
     _check_devices(op, {"a": a, "b": b})
     if a.shape[-1] != b.shape[-2]:
         raise InvalidArgumentError(
@@ -114,6 +133,10 @@ def _explain_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool
 
 def check_backward(op: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> tuple[int, int]:
     s = semiring_code(semiring)
+    if s == ORAND:
+        raise UnsupportedError(
+            f"tropical.{op}: semiring 'orand' is Boolean: it has no gradient (its products are true or false)"
+        )
     batched = grad_c.dim() == 3
     if grad_c.dim() not in (2, 3) or a.dim() != grad_c.dim() or b.dim() != grad_c.dim():
         raise InvalidArgumentError(
@@ -157,3 +180,58 @@ def unsupported_device(op: str, t: Tensor) -> UnsupportedError:
         f"tropical.{op}: tensors on {t.device.type} are not supported; tropical_gemm runs on CUDA devices "
         f"and on the CPU: move them with .cuda() or .cpu()"
     )
+
+
+# --- OrAnd on packed operands -------------------------------------------------------------------
+
+
+def check_pack(op: str, x: Tensor, dim: int) -> int:
+    """Validates pack_bits' operand; returns the dimension packed as -1 (columns: an A) or -2 (rows: a B)."""
+    if x.dtype not in BOOLEANS:
+        raise UnsupportedError(
+            f"tropical.{op} packs booleans: bool or uint8 tensors (nonzero is true), not {x.dtype}; convert it, "
+            f"e.g. with (x != 0)"
+        )
+    if x.dim() not in (2, 3):
+        raise InvalidArgumentError(f"tropical.{op} takes a 2-D tensor or a 3-D batch of them, not a {x.dim()}-D one")
+    d = dim - x.dim() if dim >= 0 else dim
+    if d not in (-1, -2):
+        raise InvalidArgumentError(
+            f"tropical.{op}: dim {dim} of a {x.dim()}-D tensor; K is packed along the last dimension (-1, the "
+            f"columns of an A) or the one before it (-2, the rows of a B)"
+        )
+    return d
+
+
+def check_packed_product(op: str, a: Tensor, b: Tensor, k: int) -> tuple[int, int, int, int]:
+    """Validates a packed product's operands (int32 words from pack_bits: a (.., M, ceil(k/32)),
+    b (.., ceil(k/32), N), both 2-D or both 3-D); returns (count, M, N, words)."""
+    for name, t in (("a", a), ("b", b)):
+        if t.dtype != torch.int32:
+            raise InvalidArgumentError(
+                f"tropical.{op}: {name} must hold int32 words (as tropical_gemm.pack_bits makes them), not {t.dtype}"
+            )
+    if a.dim() not in (2, 3) or b.dim() != a.dim():
+        raise InvalidArgumentError(
+            f"tropical.{op} takes 2-D word tensors, or 3-D ones (batched), both alike; a is {a.dim()}-D and b "
+            f"{b.dim()}-D"
+        )
+    batched = a.dim() == 3
+    _check_devices(op, {"a": a, "b": b})
+    if k < 0:
+        raise InvalidArgumentError(f"tropical.{op}: k is {k}: the number of booleans packed along K is 0 or more")
+    words = (k + 31) // 32
+    if a.shape[-1] != words or b.shape[-2] != words:
+        raise InvalidArgumentError(
+            f"tropical.{op}: a is {tuple(a.shape)} and b is {tuple(b.shape)} words, but k = {k} packs into {words} "
+            f"words: a must be (.., M, {words}) (packed along dim -1) and b ({words}, N) (along dim -2)"
+        )
+    count = 1
+    if batched:
+        if a.shape[0] != b.shape[0] and a.shape[0] != 1 and b.shape[0] != 1:
+            raise InvalidArgumentError(
+                f"tropical.{op}: batch sizes {a.shape[0]} (a) and {b.shape[0]} (b) differ; they must be equal, "
+                f"or one of them 1 (it broadcasts)"
+            )
+        count = b.shape[0] if a.shape[0] == 1 else a.shape[0]
+    return count, a.shape[-2], b.shape[-1], words

@@ -68,6 +68,8 @@ def _one(semiring: str, dtype: torch.dtype):
         return 0
     if semiring == "maxmul":
         return 1
+    if semiring == "orand":
+        return True  # true AND x = x
     top = semiring == "maxmin"  # min(x, +inf) = x; MinMax: max(x, -inf) = x
     if dtype.is_floating_point:
         return math.inf if top else -math.inf

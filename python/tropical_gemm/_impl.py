@@ -22,10 +22,11 @@ import torch
 from torch import Tensor
 
 from . import _native, _nvrtc
-from ._checks import check_backward, check_product_shapes
-from ._native import COL_MAJOR, HOST_OPTIONS, MATRIX, OPTIONS, ROW_MAJOR, SEMIRINGS
+from ._checks import check_backward, check_pack, check_packed_product, check_product_shapes
+from ._native import COL_MAJOR, HOST_OPTIONS, MATRIX, OPTIONS, PACK_A, PACK_B, ROW_MAJOR, SEMIRINGS
 
 _MAXMUL = SEMIRINGS["maxmul"]
+_ORAND = SEMIRINGS["orand"]
 _BOTTLENECK = (SEMIRINGS["maxmin"], SEMIRINGS["minmax"])
 
 
@@ -94,6 +95,8 @@ _ONE = _int64(1)  # the batch count of every 2-D call, made once
 
 def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
     s, t, sa, sb = check_product_shapes(op, a, b, semiring, batched)
+    if s == _ORAND and _prepack(sa, sb):
+        return _prepacked_cuda(op, a, b, batched, with_argmax)
     device = a.device
     dtype = a.dtype
     # torch.empty(*sizes) parses faster than torch.empty(tuple).
@@ -221,3 +224,125 @@ def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor
     if batched and target.shape[0] != count:
         grad = grad.sum(0, keepdim=True)
     return grad
+
+
+# --- OrAnd on packed operands -------------------------------------------------------------------
+# Words are int32 tensors (PyTorch has little uint32 support; the bits are the same). pack_bits pads
+# the words' rows to a multiple of 4 words and returns a view without the padding: every row then
+# starts 16-byte aligned, so the kernels stage whole operands with 128-bit loads.
+
+_gemm_packed_c = _native.undeclared("tropical_gemm_packed")
+_gemm_packed_argmax_c = _native.undeclared("tropical_gemm_packed_argmax")
+_host_gemm_packed_c = _native.undeclared("tropical_host_gemm_packed")
+_host_gemm_packed_argmax_c = _native.undeclared("tropical_host_gemm_packed_argmax")
+
+# CUDA products of bytes at least this large (M x N x K, with M and N at least _PREPACK_SIDE) pack their
+# operands first (two kernels, into buffers from PyTorch's allocator) and run the packed kernel: the
+# byte kernels pack each operand again for every tile of the other, which costs about as many
+# instructions as the product's own (bench/NOTES.md), while packing once reads each byte once.
+_PREPACK_TERMS = 1 << 32
+_PREPACK_SIDE = 256
+
+
+def _prepack(sa, sb) -> bool:
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    return m >= _PREPACK_SIDE and n >= _PREPACK_SIDE and m * n * k >= _PREPACK_TERMS
+
+
+def _words_for(x: Tensor, d: int) -> Tensor:
+    """The (uninitialised) words pack_bits writes for x packed along dim d (-1 or -2): x's shape with
+    that dimension in words of 32, each row padded to a multiple of 4 words (a view without it)."""
+    shape = list(x.shape)
+    shape[d] = (shape[d] + 31) // 32
+    inner = shape[-1]
+    padded = shape[:-1] + [(inner + 3) // 4 * 4]
+    return torch.empty(padded, dtype=torch.int32, device=x.device)[..., :inner]
+
+
+def _word_matrix(w: Tensor, batched: bool) -> bytes:
+    """The descriptor of a words tensor that _words_for made (row-major, rows padded), for writing."""
+    rows, cols = w.shape[-2], w.shape[-1]
+    ld = w.stride(-2) if rows > 1 else max(cols, 1)
+    return _pack_matrix(w.data_ptr(), rows, cols, ld, ROW_MAJOR, w.stride(0) if batched else 0)
+
+
+def _pack(op: str, x: Tensor, dim: int, cuda: bool) -> Tensor:
+    d = check_pack(op, x, dim)
+    batched = x.dim() == 3
+    words = _words_for(x, d)
+    if x.numel() == 0 or words.numel() == 0:
+        return words
+    dx, x_ = _gpu_matrix(x, batched)
+    dw = _word_matrix(words, batched)
+    count = x.shape[0] if batched else 1
+    as_ = PACK_A if d == -1 else PACK_B
+    if cuda:
+        if not _nvrtc.done:
+            _nvrtc.ensure()
+        index = x.device.index
+        status = _native.lib.tropical_pack_bits(dx, as_, dw, count, _pack_options(_stream(index), 0, index + 1))
+    else:
+        status = _native.lib.tropical_host_pack_bits(dx, as_, dw, count, _host_options())
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    return words
+
+
+def _pack_cpu(op: str, x: Tensor, dim: int) -> Tensor:
+    return _pack(op, x, dim, False)
+
+
+def _pack_cuda(op: str, x: Tensor, dim: int) -> Tensor:
+    return _pack(op, x, dim, True)
+
+
+def _packed_product(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool, cuda: bool, out_dtype=torch.bool):
+    count, m, n, _ = check_packed_product(op, a, b, k)
+    batched = a.dim() == 3
+    device = a.device
+    shape = (count, m, n) if batched else (m, n)
+    c = torch.empty(shape, dtype=out_dtype, device=device)
+    argmax = torch.empty(shape, dtype=torch.int32, device=device) if with_argmax else None
+    if count == 0 or m == 0 or n == 0:
+        return (c, argmax) if with_argmax else c
+    da, a_ = _gpu_matrix(a, batched)
+    db, b_ = _gpu_matrix(b, batched)
+    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    batch = _ONE if count == 1 else _int64(count)
+    kk = _int64(k)
+    if cuda:
+        if not _nvrtc.done:
+            _nvrtc.ensure()
+        index = device.index
+        options = _pack_options(_stream(index), 0, index + 1)
+        if with_argmax:
+            dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+            status = _gemm_packed_argmax_c(_ORAND, da, db, kk, dc, dm, batch, options)
+        else:
+            status = _gemm_packed_c(_ORAND, da, db, kk, dc, batch, options)
+    else:
+        if with_argmax:
+            dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+            status = _host_gemm_packed_argmax_c(_ORAND, da, db, kk, dc, dm, batch, _host_options())
+        else:
+            status = _host_gemm_packed_c(_ORAND, da, db, kk, dc, batch, _host_options())
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    return (c, argmax) if with_argmax else c
+
+
+def _packed_product_cpu(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):
+    return _packed_product(op, a, b, k, with_argmax, False)
+
+
+def _packed_product_cuda(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):
+    return _packed_product(op, a, b, k, with_argmax, True)
+
+
+def _prepacked_cuda(op: str, a: Tensor, b: Tensor, batched: bool, with_argmax: bool):
+    """A large OrAnd product of bytes: both operands packed into words first (PyTorch's allocator),
+    then the packed kernel; C has a's dtype (bool or uint8)."""
+    k = a.shape[-1]
+    pa, pb = _pack(op, a, -1, True), _pack(op, b, -2, True)
+    return _packed_product(op, pa, pb, k, with_argmax, True, out_dtype=a.dtype)
+

@@ -121,6 +121,13 @@ _declare(lib.tropical_host_gemm_backward_b, [_i32, _i32, _v, _v, _v, _v, _v, _i6
 # The counting products: value dtype, then (values, counts) descriptors of A, B and C.
 _declare(lib.tropical_counting_gemm, [_i32, _v, _v, _v, _v, _v, _v, _i64, _v])
 _declare(lib.tropical_host_counting_gemm, [_i32, _v, _v, _v, _v, _v, _v, _i64, _v])
+# OrAnd on packed operands, and the packing (semiring, a, b, k, c[, argmax], batch, options).
+_declare(lib.tropical_gemm_packed, [_i32, _v, _v, _i64, _v, _i64, _v])
+_declare(lib.tropical_gemm_packed_argmax, [_i32, _v, _v, _i64, _v, _v, _i64, _v])
+_declare(lib.tropical_pack_bits, [_v, _i32, _v, _i64, _v])
+_declare(lib.tropical_host_gemm_packed, [_i32, _v, _v, _i64, _v, _i64, _v])
+_declare(lib.tropical_host_gemm_packed_argmax, [_i32, _v, _v, _i64, _v, _v, _i64, _v])
+_declare(lib.tropical_host_pack_bits, [_v, _i32, _v, _i64, _v])
 _declare(lib.tropical_host_simd_target, [], _p)
 _declare(lib.tropical_last_error_message, [], _p)
 _declare(lib.tropical_status_name, [_i32], _p)
@@ -197,24 +204,36 @@ SEMIRINGS = semiring_names()
 # (counting_matmul, einsum(semiring="counting")), so the scalar ops' names leave it out.
 COUNTING = "counting"
 SEMIRINGS.pop(COUNTING, None)
+
+
+def _words_of(name: str) -> tuple[str, str]:
+    """A semiring's name as its two words, (+) then (x): "maxplus" -> ("max", "plus"), "orand" -> ("or", "and")."""
+    head = 2 if name.startswith("or") else 3
+    return name[:head], name[head:]
+
+
 # What each semiring computes, for messages: (+) and (x) of its name ("maxplus": max, +).
 _WORDS = {"plus": "+", "mul": "x"}
-SEMIRING_MEANINGS = {n: f"{n[:3]}, {_WORDS.get(n[3:], n[3:])}" for n in SEMIRINGS}
+SEMIRING_MEANINGS = {n: f"{_words_of(n)[0]}, {_WORDS.get(_words_of(n)[1], _words_of(n)[1])}" for n in SEMIRINGS}
 # Spellings that tropical_gemm.matmul and warm_up accept for each semiring (the ops take the first):
-# the name, and its two words joined by _ or - ("max_plus", "min-max"); "max-times" for maxmul.
+# the name, and its two words joined by _ or - ("max_plus", "min-max"); "max-times" for maxmul;
+# "and-or" (the usual name of the Boolean product) for orand.
 SEMIRING_ALIASES = {}
 for _name in SEMIRINGS:
-    _head, _tail = _name[:3], _name[3:]
+    _head, _tail = _words_of(_name)
     for _tail_word in (_tail, "times") if _tail == "mul" else (_tail,):
         for _joint in ("", "_", "-"):
             SEMIRING_ALIASES[f"{_head}{_joint}{_tail_word}"] = _name
+            if _name == "orand":
+                SEMIRING_ALIASES[f"{_tail_word}{_joint}{_head}"] = _name
 
 
 def semiring_list() -> str:
     """The semirings in words, for messages: "'maxplus' (max, +), ..., or 'minmax' (min, max)"."""
     items = [f"'{n}' ({SEMIRING_MEANINGS[n]})" for n in SEMIRINGS]
     return ", ".join(items[:-1]) + " or " + items[-1]
-DTYPE_NAMES = ("float32", "float64", "int32", "int64")  # by tropical_dtype
+DTYPE_NAMES = ("float32", "float64", "int32", "int64", "uint8")  # by tropical_dtype (uint8: booleans, bool too)
+PACK_A, PACK_B = 0, 1  # tropical_pack
 
 # --- status codes -----------------------------------------------------------------------------
 

@@ -22,11 +22,11 @@ class Kernel(NamedTuple):
     """One kernel of the library's registry, in the words of ``tropical_kernel_info``."""
 
     name: str  # the entry point, e.g. "tropical_gemm_f32_maxplus"
-    group: str  # "gemm", "gemm_argmax", "batched", "backward_a", "backward_b"
-    operation: str  # "gemm", "gemm_argmax", "backward_a", "backward_b"
-    variant: str  # "tiled", "splitk", "batched", "small", "scatter"
-    dtype: str  # "f32", "f64", "i32", "i64"
-    semiring: str  # "maxplus", "minplus", "maxmul", or "any" (a kernel that takes it at launch)
+    group: str  # "gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits"
+    operation: str  # "gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits"
+    variant: str  # "tiled", "splitk", "batched", "small", "scatter", "packed"
+    dtype: str  # "f32", "f64", "i32", "i64", "u8" (booleans)
+    semiring: str  # "maxplus", "minplus", "maxmul", ..., "orand", or "any" (a kernel that takes it at launch)
 
 
 class WarmResult(NamedTuple):
@@ -108,14 +108,15 @@ def device_architectures() -> list[int]:
         capacity = count.value
 
 
-_DTYPE_TAGS = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64"}
+# uint8 and bool are OrAnd's booleans, the kernels' u8.
+_DTYPE_TAGS = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "u8"}
 
 
 def _dtype_tag(dtype) -> str:
     name = str(dtype).replace("torch.", "")
     tag = _DTYPE_TAGS.get(name, name)
     if tag not in _DTYPE_TAGS.values():
-        raise InvalidArgumentError(f"unknown dtype {dtype!r}: use float32, float64, int32 or int64")
+        raise InvalidArgumentError(f"unknown dtype {dtype!r}: use float32, float64, int32, int64, or uint8 (or bool)")
     return tag
 
 
@@ -138,9 +139,10 @@ def select_kernels(
     variants: Iterable[str] | None = None,
 ) -> list[str]:
     """Kernel names by name, and/or by the registry's fields: ``dtypes`` (``torch.float32``,
-    ``"float32"`` or ``"f32"``), ``semirings`` (a kernel that takes its semiring at launch, such as
-    the backward ones, matches any but ``"counting"``, which has no backward), ``groups`` (``"gemm"``, ``"gemm_argmax"``, ``"batched"``,
-    ``"backward_a"``, ``"backward_b"``) and ``variants`` (``"tiled"``, ``"splitk"``, ...)."""
+    ``"float32"`` or ``"f32"``; ``torch.bool``, ``"uint8"`` or ``"u8"`` for OrAnd's), ``semirings`` (a
+    kernel that takes its semiring at launch, such as the backward ones, matches any but ``"counting"``
+    and ``"orand"``, which have no backward), ``groups`` (``"gemm"``, ``"gemm_argmax"``, ``"batched"``, ``"backward_a"``,
+    ``"backward_b"``, ``"pack_bits"``) and ``variants`` (``"tiled"``, ``"splitk"``, ..., ``"packed"``)."""
     registry = _read_registry()
     by_name = {k.name: k for k in registry}
     if kernels is not None:
@@ -166,8 +168,9 @@ def select_kernels(
                 raise InvalidArgumentError(
                     f"unknown semiring {s!r}: use {_native.semiring_list()} (or '{_native.COUNTING}')")
             names.add(canonical)
-        # Kernels that take their semiring at launch (backward) serve every semiring but counting.
-        launch_ok = bool(names - {_native.COUNTING})
+        # Kernels that take their semiring at launch (backward) serve every semiring with a gradient:
+        # not counting, not orand (Boolean).
+        launch_ok = bool(names - {_native.COUNTING, "orand"})
         chosen = [k for k in chosen if (k.semiring == "any" and launch_ok) or k.semiring in names]
     if groups is not None:
         wanted_groups = _chosen(groups, "group", (k.group for k in registry))

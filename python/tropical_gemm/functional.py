@@ -1,6 +1,8 @@
-"""The friendly layer: :func:`matmul` over the ``torch.ops.tropical`` ops."""
+"""The friendly layer: :func:`matmul` over the ``torch.ops.tropical`` ops, and :func:`pack_bits`."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, _C
@@ -16,9 +18,53 @@ from ._native import SEMIRING_ALIASES, InvalidArgumentError
 _ALIASES = SEMIRING_ALIASES
 
 
+class PackedBits(NamedTuple):
+    """A boolean tensor packed along K into int32 words (:func:`pack_bits`): ``words`` has the
+    tensor's shape with dimension ``dim`` (-1: the columns of an A, -2: the rows of a B) in words of
+    32, bit k % 32 of word k / 32 holding element k; ``k`` is that dimension's length in booleans."""
+
+    words: Tensor
+    k: int
+    dim: int
+
+
+def pack_bits(x: Tensor, dim: int = -1) -> PackedBits:
+    """Packs a bool or uint8 tensor (2-D, or 3-D with the batch first; nonzero is true) along ``dim``
+    into int32 words, for :func:`matmul` with ``semiring="orand"``: an A along -1 (its K columns), a B
+    along -2 (its K rows). Worth it for an operand used in several products, and for large ones (the
+    products of bytes pack their operands again for every tile; CUDA products of more than 2^32 terms
+    pack them first by themselves). Runs on the tensor's device (CPU or CUDA, PyTorch's stream)."""
+    words = ops.pack_bits(x, dim)
+    d = dim - x.dim() if dim >= 0 else dim
+    return PackedBits(words, x.shape[d], d)
+
+
+def _packed_matmul(a: PackedBits, b, s: str, return_argmax: bool):
+    """matmul of operands that pack_bits packed: A along -1, B along -2, 2-D or 3-D (a batch of 1 broadcasts)."""
+    if not isinstance(b, PackedBits) or not isinstance(a, PackedBits):
+        raise InvalidArgumentError(
+            "tropical_gemm.matmul: packed operands (tropical_gemm.pack_bits) go together: pack both a (dim=-1) "
+            "and b (dim=-2), or neither"
+        )
+    if s != "orand":
+        raise InvalidArgumentError(f"tropical_gemm.matmul: packed booleans are for semiring 'orand', not {s!r}")
+    if a.dim != -1 or b.dim != -2:
+        raise InvalidArgumentError(
+            f"tropical_gemm.matmul: a must be packed along dim -1 (its columns) and b along -2 (its rows); they are "
+            f"packed along {a.dim} and {b.dim}"
+        )
+    if a.k != b.k:
+        raise InvalidArgumentError(f"tropical_gemm.matmul: a packs K = {a.k} booleans but b {b.k}: they must agree")
+    wa, wb = a.words, b.words
+    if wa.dim() != wb.dim():  # a 2-D operand with a batched one: a batch of 1 broadcasts
+        wa = wa if wa.dim() == 3 else wa.unsqueeze(0)
+        wb = wb if wb.dim() == 3 else wb.unsqueeze(0)
+    return ops.gemm_packed_argmax(wa, wb, a.k) if return_argmax else ops.gemm_packed(wa, wb, a.k)
+
+
 def semiring_name(semiring: str) -> str:
-    """The canonical name ('maxplus', 'minplus', 'maxmul', 'maxmin', 'minmax') of a semiring given in any
-    common spelling ('max_plus', 'max-min', ...)."""
+    """The canonical name ('maxplus', 'minplus', 'maxmul', 'maxmin', 'minmax', 'orand') of a semiring given in
+    any common spelling ('max_plus', 'max-min', 'and-or', ...)."""
     name = _ALIASES.get(semiring) if type(semiring) is str else None  # the usual spellings, as given
     if name is None:
         name = _ALIASES.get(str(semiring).lower())
@@ -55,7 +101,9 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bo
     """The tropical product ``C[..., i, j] = (+)_k a[..., i, k] (x) b[..., k, j]``.
 
     ``semiring`` is ``"maxplus"`` (max, +), ``"minplus"`` (min, +), ``"maxmul"`` (max, x), ``"maxmin"``
-    (max, min) or ``"minmax"`` (min, max).
+    (max, min), ``"minmax"`` (min, max), or ``"orand"`` (or, and) on bool or uint8 tensors (nonzero is
+    true; C has their dtype and holds 0 or 1; the argmax is the first k whose term is true), or on
+    operands packed by :func:`pack_bits` (C is bool).
     Shapes follow :func:`torch.matmul` for 2-D and batched operands: ``(M, K) @ (K, N)``;
     ``(..., M, K) @ (K, N)`` (the leading dimensions of ``a`` are folded into M);
     ``(B, M, K) @ (B, K, N)`` with a batch of 1 broadcasting; more leading dimensions broadcast
@@ -68,6 +116,8 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bo
     the dispatcher's round trips through Python (the result is the same).
     """
     s = semiring_name(semiring)
+    if isinstance(a, PackedBits) or isinstance(b, PackedBits):
+        return _packed_matmul(a, b, s, return_argmax)
     a_dim, b_dim = a.dim(), b.dim()
     if a_dim < 2 or b_dim < 2:
         raise InvalidArgumentError(

@@ -10,11 +10,22 @@ op                                                                     returns
 ``gemm_backward_a(Tensor grad_c, Tensor argmax, Tensor a, Tensor b,    ``grad_A`` (shaped like a)
 str semiring)``
 ``gemm_backward_b(...)`` (same arguments)                              ``grad_B`` (shaped like b)
+``pack_bits(Tensor x, int dim=-1)``                                    int32 words (see below)
+``gemm_packed(Tensor a, Tensor b, int k)``                             ``C`` (M x N, or n x M x N; bool)
+``gemm_packed_argmax(Tensor a, Tensor b, int k)``                      ``(C, argmax)``
 =====================================================================  ==========================
 
 ``a`` is M x K and ``b`` K x N (batched: n x M x K and n x K x N, where a batch of 1 broadcasts);
-semirings ``"maxplus"``, ``"minplus"``, ``"maxmul"``, ``"maxmin"``, ``"minmax"``; dtypes float32, float64, int32, int64. The
-semantics are the library's (README, "Semantics"). The backward ops take 2-D or 3-D operands.
+semirings ``"maxplus"``, ``"minplus"``, ``"maxmul"``, ``"maxmin"``, ``"minmax"``; dtypes float32, float64, int32, int64;
+and ``"orand"`` (or, and) on bool or uint8 tensors (nonzero is true; C has their dtype, 0 or 1). The
+semantics are the library's (README, "Semantics"). The backward ops take 2-D or 3-D operands (OrAnd has
+no gradient).
+
+``pack_bits`` packs a bool or uint8 tensor (2-D or 3-D) along ``dim`` (-1: the columns of an A, -2:
+the rows of a B) into int32 words, bit k % 32 of word k / 32 holding element k (the bits past K are
+0); the ``*_packed`` products take an A packed along -1 and a B packed along -2 (any int32 tensors
+with those bits: the bits past ``k`` are ignored), both 2-D or both 3-D (batched; a batch of 1
+broadcasts): one op for both, which keeps the ops registered at import few.
 
 Each op has a CUDA kernel (the library's public C ABI, on PyTorch's current stream of the tensors'
 device, with a device hint: no synchronisation, outputs from PyTorch's caching allocator), a CPU
@@ -34,7 +45,9 @@ from torch import Tensor
 from . import _autograd
 from ._checks import NAMESPACE, check_backward, check_product, unsupported_device
 from ._checks import semiring_code  # noqa: F401 (tropical_gemm.functional uses ops.semiring_code)
-from ._impl import _backward_cpu, _backward_cuda, _product_cpu, _product_cuda
+from ._checks import check_pack, check_packed_product
+from ._impl import (_backward_cpu, _backward_cuda, _pack_cpu, _pack_cuda, _packed_product_cpu, _packed_product_cuda,
+                    _product_cpu, _product_cuda, _words_for)
 
 
 def _dispatch(op: str, cpu, cuda):
@@ -122,6 +135,35 @@ for _name, _batched, _with_argmax in (
 for _name, _which in (("gemm_backward_a", "a"), ("gemm_backward_b", "b")):
     _define(_name, _BACKWARD, *_backward_impls(_name, _which))
 
+
+def _pack_fake(x: Tensor, dim: int = -1) -> Tensor:
+    return _words_for(x, check_pack("pack_bits", x, dim))  # the real one's shape and padded strides
+
+
+_define("pack_bits", "(Tensor x, int dim=-1) -> Tensor", lambda x, dim=-1: _pack_cpu("pack_bits", x, dim),
+        lambda x, dim=-1: _pack_cuda("pack_bits", x, dim), _pack_fake)
+
+
+def _packed_impls(op: str, with_argmax: bool):
+    def cpu(a, b, k):
+        return _packed_product_cpu(op, a, b, k, with_argmax)
+
+    def cuda(a, b, k):
+        return _packed_product_cuda(op, a, b, k, with_argmax)
+
+    def fake(a, b, k):
+        count, m, n, _ = check_packed_product(op, a, b, k)
+        shape = (count, m, n) if a.dim() == 3 else (m, n)
+        c = a.new_empty(shape, dtype=torch.bool)
+        return (c, a.new_empty(shape, dtype=torch.int32)) if with_argmax else c
+
+    return cpu, cuda, fake
+
+
+for _name, _with_argmax in (("gemm_packed", False), ("gemm_packed_argmax", True)):
+    _out = " -> (Tensor, Tensor)" if _with_argmax else " -> Tensor"
+    _define(_name, "(Tensor a, Tensor b, int k)" + _out, *_packed_impls(_name, _with_argmax))
+
 _autograd.register(_lib, _IMPLS)
 
 gemm = torch.ops.tropical.gemm
@@ -130,3 +172,6 @@ bgemm = torch.ops.tropical.bgemm
 bgemm_argmax = torch.ops.tropical.bgemm_argmax
 gemm_backward_a = torch.ops.tropical.gemm_backward_a
 gemm_backward_b = torch.ops.tropical.gemm_backward_b
+pack_bits = torch.ops.tropical.pack_bits
+gemm_packed = torch.ops.tropical.gemm_packed
+gemm_packed_argmax = torch.ops.tropical.gemm_packed_argmax

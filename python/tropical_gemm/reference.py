@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import _native
 from ._native import SEMIRING_ALIASES, VIEW, InvalidArgumentError, UnsupportedError
 
-_DTYPES = {"float32": 0, "float64": 1, "int32": 2, "int64": 3}
+_DTYPES = {"float32": 0, "float64": 1, "int32": 2, "int64": 3, "uint8": 4, "bool": 4}  # uint8, bool: OrAnd's
 
 
 def _np():
@@ -58,7 +58,9 @@ def gemm(a, b, semiring: str = "maxplus", *, return_argmax: bool = False):
     a, b = np.asarray(a), np.asarray(b)
     t = _DTYPES.get(a.dtype.name)
     if t is None:
-        raise UnsupportedError(f"dtype {a.dtype} is not supported: use float32, float64, int32 or int64")
+        raise UnsupportedError(
+            f"dtype {a.dtype} is not supported: use float32, float64, int32 or int64 (bool or uint8 for 'orand')"
+        )
     if a.dtype.name != b.dtype.name:
         raise InvalidArgumentError(f"a is {a.dtype} but b is {b.dtype}: convert one, e.g. b.astype(a.dtype)")
     a, b = _readable(np, a), _readable(np, b)

@@ -54,6 +54,38 @@ tropical_status tropical_host_gemm_backward_b(tropical_semiring s, tropical_dtyp
     return call_host(Operation::BackwardB, raw(s), raw(t), a, b, grad_c, argmax, grad_b, batch, options);
 }
 
+tropical_status tropical_host_gemm_packed(tropical_semiring s, const tropical_matrix* a, const tropical_matrix* b,
+                                          int64_t k, const tropical_matrix* c, int64_t batch,
+                                          const tropical_host_options* options) {
+    return tropical::detail::guarded([&] {
+        tropical::detail::Request q =
+            tropical::detail::packed_request_from_c(Operation::Gemm, raw(s), a, b, k, c, nullptr, batch, nullptr);
+        q.options.accumulate = options && options->accumulate != 0;
+        tropical::cpu::run(q, options ? options->threads : 0);
+    });
+}
+
+tropical_status tropical_host_gemm_packed_argmax(tropical_semiring s, const tropical_matrix* a,
+                                                 const tropical_matrix* b, int64_t k, const tropical_matrix* c,
+                                                 const tropical_matrix* argmax, int64_t batch,
+                                                 const tropical_host_options* options) {
+    return tropical::detail::guarded([&] {
+        tropical::detail::Request q =
+            tropical::detail::packed_request_from_c(Operation::GemmArgmax, raw(s), a, b, k, c, argmax, batch, nullptr);
+        q.options.accumulate = options && options->accumulate != 0;
+        tropical::cpu::run(q, options ? options->threads : 0);
+    });
+}
+
+tropical_status tropical_host_pack_bits(const tropical_matrix* bytes, tropical_pack as, const tropical_matrix* words,
+                                        int64_t batch, const tropical_host_options* options) {
+    return tropical::detail::guarded([&] {
+        tropical::detail::Request q = tropical::detail::pack_request_from_c(bytes, raw(as), words, batch, nullptr);
+        q.options.accumulate = options && options->accumulate != 0;
+        tropical::cpu::run(q, options ? options->threads : 0);
+    });
+}
+
 const char* tropical_host_simd_target(void) { return tropical::cpu::target_name(); }
 
 }  // extern "C"

@@ -49,6 +49,7 @@ void require_pointer(const void* pointer, const char* what) {
 
 using tropical::detail::Operation;
 using tropical::detail::raw;
+using tropical::detail::run;
 using tropical::detail::status_name;
 
 extern "C" {
@@ -76,6 +77,27 @@ tropical_status tropical_gemm_backward_b(tropical_semiring s, tropical_dtype t, 
                                          const tropical_matrix* b, const tropical_matrix* grad_b, int64_t batch,
                                          const tropical_options* options) {
     return tropical::detail::call(Operation::BackwardB, raw(s), raw(t), a, b, grad_c, argmax, grad_b, batch, options);
+}
+
+tropical_status tropical_gemm_packed(tropical_semiring s, const tropical_matrix* a, const tropical_matrix* b, int64_t k,
+                                     const tropical_matrix* c, int64_t batch, const tropical_options* options) {
+    return tropical::detail::guarded([&] {
+        run(tropical::detail::packed_request_from_c(Operation::Gemm, raw(s), a, b, k, c, nullptr, batch, options));
+    });
+}
+
+tropical_status tropical_gemm_packed_argmax(tropical_semiring s, const tropical_matrix* a, const tropical_matrix* b,
+                                            int64_t k, const tropical_matrix* c, const tropical_matrix* argmax,
+                                            int64_t batch, const tropical_options* options) {
+    return tropical::detail::guarded([&] {
+        run(tropical::detail::packed_request_from_c(Operation::GemmArgmax, raw(s), a, b, k, c, argmax, batch, options));
+    });
+}
+
+tropical_status tropical_pack_bits(const tropical_matrix* bytes, tropical_pack as, const tropical_matrix* words,
+                                   int64_t batch, const tropical_options* options) {
+    return tropical::detail::guarded(
+        [&] { run(tropical::detail::pack_request_from_c(bytes, raw(as), words, batch, options)); });
 }
 
 const char* tropical_last_error_message(void) { return tropical::detail::g_last_error.c_str(); }

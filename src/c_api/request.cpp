@@ -42,6 +42,7 @@ std::string required_descriptors(Operation operation, std::int32_t semiring) {
     switch (operation) {
     case Operation::Gemm: return "11100";
     case Operation::GemmArgmax: return "11110";
+    case Operation::PackBits: return "10100";  // the bytes (as a) and the words (as c)
     case Operation::BackwardA:
     case Operation::BackwardB: break;
     }
@@ -73,6 +74,43 @@ Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t 
     q.a = operand(a, "A"), q.b = operand(b, "B"), q.c = operand(c, backward ? "grad_C" : "C");
     q.argmax = operand(argmax, "argmax");
     q.grad = operand(grad, operation == Operation::BackwardA ? "grad_A" : "grad_B");
+    q.batch = batch;
+    if (options) {
+        q.options.stream = static_cast<Stream>(options->stream);
+        q.options.accumulate = options->accumulate != 0;
+        if (options->device_hint < 0)
+            throw InvalidArgument(
+                fmt::format("options.device_hint is {}: it is 0 (no hint) or TROPICAL_DEVICE_HINT(d) "
+                            "= d + 1 for CUDA device d",
+                            options->device_hint));
+        q.options.device = options->device_hint - 1;
+    }
+    return q;
+}
+
+Request packed_request_from_c(Operation operation, std::int32_t semiring, const tropical_matrix* a,
+                              const tropical_matrix* b, std::int64_t k, const tropical_matrix* c,
+                              const tropical_matrix* argmax, std::int64_t batch, const tropical_options* options) {
+    require_descriptors(operation, semiring, a, b, c, argmax, nullptr);
+    if (k < 0) throw InvalidArgument(fmt::format("k is {}: the number of booleans packed along K is 0 or more", k));
+    Request q = request_from_c(operation, semiring, TROPICAL_U8, a, b, c, argmax, nullptr, batch, options);
+    q.packed_k = k;
+    return q;
+}
+
+Request pack_request_from_c(const tropical_matrix* bytes, std::int32_t as, const tropical_matrix* words,
+                            std::int64_t batch, const tropical_options* options) {
+    if (!bytes) throw InvalidArgument("the matrix descriptor bytes is NULL");
+    if (!words) throw InvalidArgument("the matrix descriptor words is NULL");
+    if (as != TROPICAL_PACK_A && as != TROPICAL_PACK_B)
+        throw InvalidArgument(
+            fmt::format("unknown operand to pack for ({}); use TROPICAL_PACK_A or TROPICAL_PACK_B", as));
+    Request q;
+    q.operation = Operation::PackBits;
+    q.semiring = Semiring::OrAnd, q.dtype = DType::U8;
+    q.a = operand(bytes, "bytes");
+    q.c = operand(words, "words");
+    q.pack = as == TROPICAL_PACK_A ? PackAs::A : PackAs::B;
     q.batch = batch;
     if (options) {
         q.options.stream = static_cast<Stream>(options->stream);

@@ -22,6 +22,16 @@ std::string required_descriptors(Operation operation, std::int32_t semiring);
 void require_descriptors(Operation operation, std::int32_t semiring, const tropical_matrix* a, const tropical_matrix* b,
                          const tropical_matrix* c, const tropical_matrix* argmax, const tropical_matrix* grad);
 
+// OrAnd on packed operands: request_from_c's request (u8) with K = k booleans packed along K, for
+// Gemm or GemmArgmax; a, b and c (and argmax) must not be NULL.
+Request packed_request_from_c(Operation operation, std::int32_t semiring, const tropical_matrix* a,
+                              const tropical_matrix* b, std::int64_t k, const tropical_matrix* c,
+                              const tropical_matrix* argmax, std::int64_t batch, const tropical_options* options);
+
+// PackBits: `bytes` packed into `words` for operand `as` (tropical_pack); neither may be NULL.
+Request pack_request_from_c(const tropical_matrix* bytes, std::int32_t as, const tropical_matrix* words,
+                            std::int64_t batch, const tropical_options* options);
+
 // A NULL operand is an absent one; a NULL options means the defaults.
 Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
                        const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,

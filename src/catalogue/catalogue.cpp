@@ -16,6 +16,7 @@ constexpr std::optional<Semiring> kMaxMul = Semiring::MaxMul;
 constexpr std::optional<Semiring> kMaxMin = Semiring::MaxMin;
 constexpr std::optional<Semiring> kMinMax = Semiring::MinMax;
 constexpr std::optional<Semiring> kCounting = Semiring::Counting;
+constexpr std::optional<Semiring> kOrAnd = Semiring::OrAnd;
 constexpr std::optional<Semiring> kAny = std::nullopt;
 
 constexpr CatalogueRow kRows[] = {
@@ -56,11 +57,12 @@ constexpr bool threads_fit_tiles() {
 static_assert(threads_fit_tiles(), "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn)");
 
 // The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
-// splitk, batched or small for the product variants (plus _argmax with the argmax), backward_a
-// or backward_b.
+// splitk, batched, small or packed for the product variants (plus _argmax with the argmax),
+// backward_a, backward_b or pack_bits.
 std::string name_of(const CatalogueRow& row) {
     std::string name = "tropical_";
-    if (row.operation == KernelOperation::BackwardA || row.operation == KernelOperation::BackwardB) {
+    if (row.operation == KernelOperation::BackwardA || row.operation == KernelOperation::BackwardB ||
+        row.operation == KernelOperation::PackBits) {
         name += to_string(row.operation);
     } else {
         name += row.variant == KernelVariant::Tiled ? std::string_view("gemm") : to_string(row.variant);
@@ -83,11 +85,12 @@ KernelGroup group_of(const CatalogueRow& row) {
     case KernelOperation::GemmArgmax: return KernelGroup::GemmArgmax;
     case KernelOperation::BackwardA: return KernelGroup::BackwardA;
     case KernelOperation::BackwardB: return KernelGroup::BackwardB;
+    case KernelOperation::PackBits: return KernelGroup::PackBits;
     }
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 4, kVariants = 5, kTypes = std::size(all_dtypes),
+constexpr std::size_t kOperations = 5, kVariants = 6, kTypes = std::size(all_dtypes),
                       kSemirings = std::size(all_semirings);
 
 struct Registry {
@@ -137,6 +140,7 @@ std::string_view to_string(KernelOperation operation) noexcept {
     case KernelOperation::GemmArgmax: return "gemm_argmax";
     case KernelOperation::BackwardA: return "backward_a";
     case KernelOperation::BackwardB: return "backward_b";
+    case KernelOperation::PackBits: return "pack_bits";
     }
     return "?";
 }
@@ -148,6 +152,7 @@ std::string_view to_string(KernelVariant variant) noexcept {
     case KernelVariant::Batched: return "batched";
     case KernelVariant::Small: return "small";
     case KernelVariant::Scatter: return "scatter";
+    case KernelVariant::Packed: return "packed";
     }
     return "?";
 }
@@ -159,6 +164,7 @@ std::string_view to_string(KernelGroup group) noexcept {
     case KernelGroup::Batched: return "batched";
     case KernelGroup::BackwardA: return "backward_a";
     case KernelGroup::BackwardB: return "backward_b";
+    case KernelGroup::PackBits: return "pack_bits";
     }
     return "?";
 }

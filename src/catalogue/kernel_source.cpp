@@ -15,6 +15,7 @@ std::string_view device_type(DType t) {
     case DType::F64: return "double";
     case DType::I32: return "int";
     case DType::I64: return "long long";
+    case DType::U8: return "unsigned char";
     }
     return "?";
 }
@@ -36,6 +37,8 @@ std::string entry_point(const CatalogueRow& row, std::string_view name) {
     if (row.variant == KernelVariant::Scatter)
         return fmt::format("{}(const TgBackwardParams p) {{\n    tg::scatter<{}, {}>(p);\n}}\n", head,
                            device_type(row.dtype), row.operation == KernelOperation::BackwardA);
+    if (row.operation == KernelOperation::PackBits)
+        return fmt::format("{}(const TgPackParams p) {{\n    tg::pack(p);\n}}\n", head);
     const TileShape& t = row.tile;
     if (row.semiring == Semiring::Counting)
         return fmt::format(

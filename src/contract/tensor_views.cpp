@@ -188,6 +188,7 @@ T one_of(Semiring s) {
     case Semiring::MaxMin: return limits::has_infinity ? limits::infinity() : limits::max();  // min(x, top) = x
     case Semiring::MinMax: return limits::has_infinity ? -limits::infinity() : limits::lowest();
     case Semiring::Counting: return T(0);  // the value's; its requests are refused (no counts)
+    case Semiring::OrAnd: return T(1);     // true AND x = x
     }
     return T(0);
 }
@@ -205,6 +206,7 @@ void fill_one(Semiring semiring, DType dtype, void* data, std::int64_t count) {
     case DType::F64: return fill<double>(semiring, data, count);
     case DType::I32: return fill<std::int32_t>(semiring, data, count);
     case DType::I64: return fill<std::int64_t>(semiring, data, count);
+    case DType::U8: return fill<std::uint8_t>(semiring, data, count);
     }
 }
 

@@ -16,6 +16,9 @@ void run(const detail::Request& q, int threads);
 void run_product(const detail::Request& q, const detail::Shape& s, int threads);
 void run_backward(const detail::Request& q, const detail::Shape& s, int threads);
 void run_counting(const detail::Request& q, const detail::Shape& s, int threads);  // cpu/host_counting.cpp
+// OrAnd's products (from bytes or packed words) and the packing (cpu/orand.cpp).
+void run_orand(const detail::Request& q, const detail::Shape& s, int threads);
+void run_pack(const detail::Request& q, const detail::Shape& s, int threads);
 
 // Element (i, j) of an operand is at data + i * row_stride + j * col_stride.
 inline std::int64_t row_stride(const detail::OperandRef& r) { return r.layout == Layout::RowMajor ? r.ld : 1; }

@@ -34,7 +34,9 @@ void run(const detail::Request& q, int threads) {
     const int used = threads == 0 ? available_cores() : threads;
     const bool backward = q.operation == detail::Operation::BackwardA || q.operation == detail::Operation::BackwardB;
     if (backward) run_backward(q, v.shape, used);
+    else if (q.operation == detail::Operation::PackBits) run_pack(q, v.shape, used);
     else if (q.with_counts) run_counting(q, v.shape, used);
+    else if (q.semiring == Semiring::OrAnd) run_orand(q, v.shape, used);
     else run_product(q, v.shape, used);
 }
 
@@ -55,6 +57,32 @@ void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandR
     q.semiring = semiring, q.dtype = dtype;
     q.a = a, q.b = b, q.c = c;
     if (argmax) q.argmax = *argmax;
+    q.batch = batch;
+    q.options.accumulate = options.accumulate;
+    cpu::run(q, options.threads);
+}
+
+void product_packed(Semiring semiring, const OperandRef& a, const OperandRef& b, std::int64_t k, const OperandRef& c,
+                    const OperandRef* argmax, std::int64_t batch, const Options& options) {
+    if (k < 0) throw InvalidArgument(fmt::format("K is {}: the number of booleans packed along K is 0 or more", k));
+    tropical::detail::Request q;
+    q.operation = argmax ? tropical::detail::Operation::GemmArgmax : tropical::detail::Operation::Gemm;
+    q.semiring = semiring, q.dtype = DType::U8;
+    q.a = a, q.b = b, q.c = c;
+    if (argmax) q.argmax = *argmax;
+    q.batch = batch;
+    q.packed_k = k;
+    q.options.accumulate = options.accumulate;
+    cpu::run(q, options.threads);
+}
+
+void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
+               const Options& options) {
+    tropical::detail::Request q;
+    q.operation = tropical::detail::Operation::PackBits;
+    q.semiring = Semiring::OrAnd, q.dtype = DType::U8;
+    q.a = bytes, q.c = words;
+    q.pack = as;
     q.batch = batch;
     q.options.accumulate = options.accumulate;
     cpu::run(q, options.threads);

@@ -219,6 +219,7 @@ void RunProduct(const ProductTask& t) {
     case Semiring::MaxMin: return RunRing<MaxMinRing<T>>(t);
     case Semiring::MinMax: return RunRing<MinMaxRing<T>>(t);
     case Semiring::Counting: break;  // pairs: cpu/host_counting.cpp
+    case Semiring::OrAnd: break;     // booleans: cpu/orand.cpp (cpu::run routes OrAnd there)
     }
 }
 
@@ -231,6 +232,7 @@ TileShape TileFor(Semiring s, bool argmax) {
     case Semiring::MaxMin: return TileOf<MaxMinRing<T>>(argmax);
     case Semiring::MinMax: return TileOf<MinMaxRing<T>>(argmax);
     case Semiring::Counting: break;
+    case Semiring::OrAnd: break;  // booleans: cpu/orand.cpp
     }
     return {};
 }

@@ -48,6 +48,7 @@ inline ProductFunction product_function(DType t) {
     case DType::F64: return product_f64;
     case DType::I32: return product_i32;
     case DType::I64: return product_i64;
+    case DType::U8: break;  // OrAnd's booleans: cpu/orand.cpp
     }
     return nullptr;
 }
@@ -58,6 +59,7 @@ inline TileFunction tile_function(DType t) {
     case DType::F64: return tile_f64;
     case DType::I32: return tile_i32;
     case DType::I64: return tile_i64;
+    case DType::U8: break;  // OrAnd's booleans: cpu/orand.cpp
     }
     return nullptr;
 }

@@ -185,18 +185,46 @@ void plan_backward(LaunchPlan& p, const Request& q, const Shape& s, const Device
     p.grid[0] = static_cast<unsigned>(blocks);
 }
 
+// The packing kernel: grid-strided over units of 32 words, a warp per unit; enough blocks to fill
+// the GPU several times over, fewer where there are fewer units.
+void plan_pack(LaunchPlan& p, const Request& q, const Shape& s, const DeviceLimits& device) {
+    TgPackParams& params = p.pack;
+    params.bytes = kernel_operand(q.a);
+    params.words = kernel_operand(q.c);
+    if (q.pack == PackAs::B) {  // the kernel packs along the operands' columns: a B's are its rows
+        std::swap(params.bytes.row_stride, params.bytes.col_stride);
+        std::swap(params.words.row_stride, params.words.col_stride);
+    }
+    params.outer = s.m, params.k = s.k, params.batch = q.batch;
+    const std::int64_t words = (s.k + 31) / 32;
+    const bool along_k = params.bytes.col_stride == 1 || params.bytes.row_stride != 1;
+    const std::int64_t units = q.batch * (along_k ? s.m * ((words + 31) / 32) : ((s.m + 31) / 32) * words);
+    const std::int64_t warps = p.block / 32;
+    p.grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>((units + warps - 1) / warps, 1,
+                                                               std::max<std::int64_t>(device.multiprocessors, 1) * 16));
+}
+
 }  // namespace
 
 Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocessors) {
     auto only = [&](KernelOperation operation, KernelVariant variant) -> Choice {
         return {required(find_kernel(operation, variant, q.dtype, q.semiring), operation, variant, q)};
     };
+    // OrAnd: the Packed kernels for packed operands, the Tiled ones (which pack bytes as they stage
+    // them) for bytes, at every shape: a word is 32 terms, so even a small product is mostly the
+    // launch and the first global loads, which smaller tiles would not shorten.
+    if (q.semiring == Semiring::OrAnd && (q.operation == Operation::Gemm || q.operation == Operation::GemmArgmax)) {
+        const KernelOperation operation =
+            q.operation == Operation::Gemm ? KernelOperation::Gemm : KernelOperation::GemmArgmax;
+        return only(operation, q.packed_k >= 0 ? KernelVariant::Packed : KernelVariant::Tiled);
+    }
     switch (q.operation) {
     case Operation::Gemm:
         return q.with_counts ? choose_counting(q, s, multiprocessors) : choose_product(q, s, multiprocessors);
     case Operation::GemmArgmax: return choose_argmax(q, s, multiprocessors);
     case Operation::BackwardA: return only(KernelOperation::BackwardA, KernelVariant::Scatter);
     case Operation::BackwardB: return only(KernelOperation::BackwardB, KernelVariant::Scatter);
+    case Operation::PackBits: return only(KernelOperation::PackBits, KernelVariant::Packed);
     }
     throw Unsupported("unknown operation");
 }
@@ -210,6 +238,7 @@ bool has_work(const Request& q, const Shape& s) {
     // grad_C is empty.
     case Operation::BackwardA: return s.k > 0 && s.m > 0;
     case Operation::BackwardB: return s.k > 0 && s.n > 0;
+    case Operation::PackBits: return s.m > 0 && s.k > 0;  // the outer dimension and K
     }
     return false;
 }
@@ -219,6 +248,7 @@ LaunchPlan plan(const Request& q, const Shape& s, const DeviceLimits& device) {
     p.choice = choose_kernel(q, s, device.multiprocessors);
     p.block = static_cast<unsigned>(row_of(*p.choice.kernel).threads);
     if (q.operation == Operation::BackwardA || q.operation == Operation::BackwardB) plan_backward(p, q, s, device);
+    else if (q.operation == Operation::PackBits) plan_pack(p, q, s, device);
     else plan_product(p, q, s);
     return p;
 }

@@ -51,7 +51,8 @@ struct LaunchPlan {
     bool launch = true;           // false: the fill is the whole answer (a backward pass with M or N = 0)
     TgGemmParams product{};       // the parameters of a product kernel,
     TgBackwardParams backward{};  // or of a backward one,
-    TgCountingParams counting{};  // or of a counting product (its `values` is `product`)
+    TgCountingParams counting{};  // or of a counting product (its `values` is `product`),
+    TgPackParams pack{};          // or of the packing kernel
 };
 
 // The plan for request q of validated shape s, which must have work to do (has_work()).

@@ -9,12 +9,15 @@
 
 namespace tropical::detail {
 
-enum class Operation : std::uint8_t { Gemm, GemmArgmax, BackwardA, BackwardB };
+enum class Operation : std::uint8_t { Gemm, GemmArgmax, BackwardA, BackwardB, PackBits };
 
 //   Gemm:       c = a (x) b
 //   GemmArgmax: c = a (x) b, argmax = the k attaining each c[i,j]
 //   BackwardA:  grad (M x K) gets the gradient of A from c = grad_C (M x N), argmax and b (K x N)
 //   BackwardB:  grad (K x N) gets the gradient of B from c = grad_C, argmax and a (M x K)
+//   PackBits:   c (32-bit words) = a (booleans in bytes) packed along K, as the operand `pack` says
+// packed_k >= 0 (Gemm, GemmArgmax; OrAnd): a and b hold 32-bit words with K = packed_k booleans
+// packed along K, a M x ceil(K/32) and b ceil(K/32) x N.
 // options.device >= 0: the caller vouches that every operand is on that device and the stream is
 // of its primary context, so the driver is not asked about each pointer and the stream.
 struct Request {
@@ -28,6 +31,8 @@ struct Request {
     bool with_counts = false;
     std::int64_t batch = 1;
     GemmOptions options;
+    std::int64_t packed_k = -1;  // -1: a and b hold elements
+    PackAs pack = PackAs::A;     // PackBits: a packed as an A (along its columns) or a B (its rows)
 };
 
 // A counting product's request (device or host: options.stream and options.device matter only on

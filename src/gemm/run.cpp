@@ -2,6 +2,8 @@
 #include <bit>
 #include <cstdint>
 
+#include <fmt/format.h>
+
 #include <tropical/context.hpp>
 #include <tropical/gemm.hpp>
 #include "context/scoped_context.hpp"
@@ -51,9 +53,10 @@ void launch(const LaunchPlan& p, const Request& q, CUfunction function, CUstream
     }
     if (!p.launch) return;
     const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
-    const void* params = backward        ? static_cast<const void*>(&p.backward)
-                         : q.with_counts ? static_cast<const void*>(&p.counting)
-                                         : static_cast<const void*>(&p.product);
+    const void* params = backward                             ? static_cast<const void*>(&p.backward)
+                         : q.with_counts                      ? static_cast<const void*>(&p.counting)
+                         : q.operation == Operation::PackBits ? static_cast<const void*>(&p.pack)
+                                                              : static_cast<const void*>(&p.product);
     void* args[] = {const_cast<void*>(params)};
     TROPICAL_CU(cuLaunchKernel(function, p.grid[0], p.grid[1], p.grid[2], p.block, 1, 1, p.shared_bytes, stream, args,
                                nullptr));
@@ -81,6 +84,32 @@ void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandR
     q.semiring = semiring, q.dtype = dtype;
     q.a = a, q.b = b, q.c = c;
     if (argmax) q.argmax = *argmax;
+    q.batch = batch;
+    q.options = options;
+    run(q);
+}
+
+void product_packed(Semiring semiring, const OperandRef& a, const OperandRef& b, std::int64_t k, const OperandRef& c,
+                    const OperandRef* argmax, std::int64_t batch, const GemmOptions& options) {
+    Request q;
+    q.operation = argmax ? Operation::GemmArgmax : Operation::Gemm;
+    q.semiring = semiring, q.dtype = DType::U8;
+    q.a = a, q.b = b, q.c = c;
+    if (argmax) q.argmax = *argmax;
+    q.batch = batch;
+    q.options = options;
+    if (k < 0) throw InvalidArgument(fmt::format("K is {}: the number of booleans packed along K is 0 or more", k));
+    q.packed_k = k;
+    run(q);
+}
+
+void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
+               const GemmOptions& options) {
+    Request q;
+    q.operation = Operation::PackBits;
+    q.semiring = Semiring::OrAnd, q.dtype = DType::U8;
+    q.a = bytes, q.c = words;
+    q.pack = as;
     q.batch = batch;
     q.options = options;
     run(q);

@@ -17,6 +17,7 @@ const char* operation_name(Operation op) {
     case Operation::GemmArgmax: return "gemm with argmax";
     case Operation::BackwardA: return "backward for A";
     case Operation::BackwardB: return "backward for B";
+    case Operation::PackBits: return "pack_bits";
     }
     return "?";
 }
@@ -92,15 +93,49 @@ bool overlaps(ByteRange x, ByteRange y) {
     return x.begin < x.end && y.begin < y.end && x.begin < y.end && y.begin < x.end;
 }
 
-}  // namespace
+// Why a semiring and an element type do not go together (supports() is false).
+[[noreturn]] void mismatched(Semiring s, DType t) {
+    if (s == Semiring::OrAnd)
+        throw Unsupported(
+            fmt::format("OrAnd is Boolean: its elements are u8 (booleans in bytes, nonzero is true; "
+                        "std::uint8_t or bool, uint8 or bool tensors), not {}; convert the operands "
+                        "to booleans, e.g. with (x != 0)",
+                        to_string(t)));
+    throw Unsupported(
+        fmt::format("u8 (booleans in bytes) is the element type of the OrAnd semiring alone, not of "
+                    "{}; use OrAnd, or convert the operands to f32, f64, i32 or i64",
+                    to_string(s)));
+}
 
-ValidatedRequest validate(const Request& q) {
-    if (static_cast<std::size_t>(q.dtype) >= std::size(all_dtypes))
-        invalid(fmt::format("unknown element type ({})", static_cast<int>(q.dtype)));
-    if (static_cast<std::size_t>(q.semiring) >= std::size(all_semirings))
-        invalid(fmt::format("unknown semiring ({})", static_cast<int>(q.semiring)));
-    if (q.batch < 0) invalid(fmt::format("the batch count is {}; it must be 0 or more", q.batch));
+// PackBits: a (bytes) packed into c (words) as an A (along its columns) or a B (along its rows). The
+// shape is that of a product whose operand it is: the outer dimension in m, K in k.
+void check_pack(const Request& q, ValidatedRequest& v) {
+    if (q.semiring != Semiring::OrAnd || q.dtype != DType::U8)
+        throw Unsupported(fmt::format("pack_bits packs booleans (u8) for OrAnd; it was asked for {} {}",
+                                      to_string(q.dtype), to_string(q.semiring)));
+    if (q.pack != PackAs::A && q.pack != PackAs::B)
+        invalid(fmt::format("unknown operand to pack for ({}); pack as A or B", static_cast<int>(q.pack)));
+    if (q.options.accumulate) invalid("pack_bits cannot accumulate: it overwrites the words");
+    if (q.a.rows < 0 || q.a.cols < 0)
+        invalid(fmt::format("sizes must be 0 or more; the bytes are {}x{}", q.a.rows, q.a.cols));
+    const bool as_a = q.pack == PackAs::A;
+    v.shape = as_a ? Shape{q.a.rows, 0, q.a.cols} : Shape{q.a.cols, 0, q.a.rows};
+    const std::int64_t words = (v.shape.k + 31) / 32;
+    const std::int64_t rows = as_a ? q.a.rows : words, cols = as_a ? words : q.a.cols;
+    if (q.c.rows != rows || q.c.cols != cols)
+        invalid(
+            fmt::format("the words are {}x{} but must be {}x{}: {}x{} booleans packed as {} make {} words of 32 "
+                        "along K ({})",
+                        q.c.rows, q.c.cols, rows, cols, q.a.rows, q.a.cols, as_a ? "an A" : "a B", words,
+                        as_a ? "their columns" : "their rows"));
+    v.operands[v.operand_count] = {"words", &q.c, sizeof(std::uint32_t), true};
+    check_operand(v.operands[v.operand_count++], rows, cols, q.batch);
+    v.operands[v.operand_count] = {"bytes", &q.a, 1, false};
+    check_operand(v.operands[v.operand_count++], q.a.rows, q.a.cols, q.batch);
+}
 
+// The operands and shape of a product or a backward pass.
+void check_operation(const Request& q, ValidatedRequest& v) {
     const std::size_t t = size_of(q.dtype);
     const std::size_t index = sizeof(std::int32_t);
     const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
@@ -129,8 +164,10 @@ ValidatedRequest validate(const Request& q) {
         throw Unsupported(
             "gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
             "compute into a fresh C (accumulate = false)");
+    const bool packed = q.packed_k >= 0;
+    if (packed && (backward || q.semiring != Semiring::OrAnd))
+        throw Unsupported(fmt::format("packed operands are OrAnd's alone, not {}'s", to_string(q.semiring)));
 
-    ValidatedRequest v;
     auto use = [&](const char* name, const OperandRef& ref, std::size_t size, bool output) -> const UsedOperand& {
         v.operands[v.operand_count] = {name, &ref, size, output};
         return v.operands[v.operand_count++];
@@ -139,17 +176,36 @@ ValidatedRequest validate(const Request& q) {
     switch (q.operation) {
     case Operation::Gemm:
     case Operation::GemmArgmax:
-        // The shape follows from the inputs, so that a wrong C is named as the culprit.
-        s = {q.a.rows, q.b.cols, q.a.cols};
-        if (q.b.rows != s.k)
-            invalid(fmt::format("B is {}x{} but must be {}x{}: its rows must equal the columns of A ({}x{})", q.b.rows,
-                                q.b.cols, s.k, q.b.cols, q.a.rows, q.a.cols));
-        if (q.c.rows != s.m || q.c.cols != s.n)
-            invalid(fmt::format("C is {}x{} but must be {}x{}, the shape of A ({}x{}) times B ({}x{})", q.c.rows,
-                                q.c.cols, s.m, s.n, q.a.rows, q.a.cols, q.b.rows, q.b.cols));
-        check_operand(use("C", q.c, t, true), s.m, s.n, q.batch);
-        check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
-        check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
+        if (packed) {
+            // A is M x ceil(K/32) words, B ceil(K/32) x N.
+            s = {q.a.rows, q.b.cols, q.packed_k};
+            const std::int64_t words = (s.k + 31) / 32;
+            if (q.a.cols != words || q.b.rows != words)
+                invalid(
+                    fmt::format("A is {}x{} and B {}x{} words, but K = {} packed along K takes {} words: A must "
+                                "be M x {} and B {} x N",
+                                q.a.rows, q.a.cols, q.b.rows, q.b.cols, s.k, words, words, words));
+            if (q.c.rows != s.m || q.c.cols != s.n)
+                invalid(
+                    fmt::format("C is {}x{} but must be {}x{}: the rows of A ({}x{} words) by the columns of B "
+                                "({}x{} words)",
+                                q.c.rows, q.c.cols, s.m, s.n, q.a.rows, q.a.cols, q.b.rows, q.b.cols));
+            check_operand(use("C", q.c, t, true), s.m, s.n, q.batch);
+            check_operand(use("A (packed)", q.a, sizeof(std::uint32_t), false), s.m, words, q.batch);
+            check_operand(use("B (packed)", q.b, sizeof(std::uint32_t), false), words, s.n, q.batch);
+        } else {
+            // The shape follows from the inputs, so that a wrong C is named as the culprit.
+            s = {q.a.rows, q.b.cols, q.a.cols};
+            if (q.b.rows != s.k)
+                invalid(fmt::format("B is {}x{} but must be {}x{}: its rows must equal the columns of A ({}x{})",
+                                    q.b.rows, q.b.cols, s.k, q.b.cols, q.a.rows, q.a.cols));
+            if (q.c.rows != s.m || q.c.cols != s.n)
+                invalid(fmt::format("C is {}x{} but must be {}x{}, the shape of A ({}x{}) times B ({}x{})", q.c.rows,
+                                    q.c.cols, s.m, s.n, q.a.rows, q.a.cols, q.b.rows, q.b.cols));
+            check_operand(use("C", q.c, t, true), s.m, s.n, q.batch);
+            check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
+            check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
+        }
         if (q.operation == Operation::GemmArgmax)
             check_operand(use("argmax", q.argmax, index, true), s.m, s.n, q.batch);
         if (q.with_counts) {
@@ -179,6 +235,28 @@ ValidatedRequest validate(const Request& q) {
         invalid(fmt::format("K = {} does not fit the int32 argmax indices; split the product along K", s.k));
     // The backward kernels walk all M x N x batch entries of grad_C with one 64-bit index.
     if (backward) checked_mul(checked_mul(s.m, s.n, "grad_C"), q.batch, "grad_C");
+}
+
+}  // namespace
+
+ValidatedRequest validate(const Request& q) {
+    if (static_cast<std::size_t>(q.dtype) >= std::size(all_dtypes))
+        invalid(fmt::format("unknown element type ({})", static_cast<int>(q.dtype)));
+    if (static_cast<std::size_t>(q.semiring) >= std::size(all_semirings))
+        invalid(fmt::format("unknown semiring ({})", static_cast<int>(q.semiring)));
+    if (q.batch < 0) invalid(fmt::format("the batch count is {}; it must be 0 or more", q.batch));
+    const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
+    if (backward && q.semiring == Semiring::OrAnd)
+        throw Unsupported(
+            "OrAnd is Boolean: it has no gradient (its products are true or false), so there is no backward pass");
+
+    ValidatedRequest v;
+    if (q.operation == Operation::PackBits) {
+        check_pack(q, v);
+    } else {
+        if (!supports(q.semiring, q.dtype)) mismatched(q.semiring, q.dtype);
+        check_operation(q, v);
+    }
 
     Extent extents[kMaxOperands];
     ByteRange ranges[kMaxOperands];

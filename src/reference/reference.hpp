@@ -12,6 +12,7 @@
 //   | MaxMul   | max |  *  | 0                                   |  1                         |
 //   | MaxMin   | max | min | -inf (integers: the type's minimum) | +inf (integers: maximum)   |
 //   | MinMax   | min | max | +inf (integers: the type's maximum) | -inf (integers: minimum)   |
+//   | OrAnd    | OR  | AND | false (0)                           | true (1)                   |
 //
 //   Floating point: (x) is IEEE + or * (or min, max), so -inf + +inf = NaN and 0 * inf = NaN; a -0
 //   input (C_old with accumulate too) is read as +0, so no result is ever -0.
@@ -24,14 +25,20 @@
 //   MaxMul is defined on non-negative inputs: 0 <= x <= 46340 (i32), 0 <= x <= 3037000499 (i64),
 //     any non-negative float. The accumulator starts at the zero 0, so negative inputs give
 //     max(0, max_k a*b).
+//   OrAnd is defined on booleans in bytes (std::uint8_t, and bool): any nonzero byte is true;
+//     results are written 0 or 1 (with accumulate, C = (C_old != 0) OR the product). Operands
+//     packed along K into 32-bit words (pack_bits) hold element k in bit k % 32 of word k / 32; the
+//     bits past K in the last word are ignored, whatever they hold.
 //   Argmax (int32): the smallest k whose term attains C[i,j]; -1 where no term beats the zero
-//     strictly; if the result is NaN, the smallest k whose term is NaN.
+//     strictly; if the result is NaN, the smallest k whose term is NaN. OrAnd: the smallest k whose
+//     term is true, -1 where none is.
 //   Backward, for every (i,j) with k = argmax[i,j] in [0, K) (-1 is skipped):
 //     MaxPlus, MinPlus: grad_A[i,k] += grad_C[i,j] and grad_B[k,j] += grad_C[i,j]
 //     MaxMul (the product rule): grad_A[i,k] += grad_C[i,j] * B[k,j], grad_B[k,j] += grad_C[i,j] * A[i,k]
 //     MaxMin, MinMax: grad_C[i,j] goes to the operand whose value the term took: A[i,k] where
 //       min(A[i,k], B[k,j]) (MaxMin) or max (MinMax) is A[i,k] (A's on a tie, and where A is NaN),
 //       else B[k,j].
+//     OrAnd is Boolean: it has no gradient (refused everywhere).
 //
 // Counting (max-plus with multiplicities; counting_gemm below): each element is a pair (value, count),
 //   values f32 or f64, counts f64, in two arrays per operand.
@@ -84,6 +91,7 @@ constexpr T zero(Semiring s) {
     case Semiring::MaxMin: return std::is_floating_point_v<T> ? -L::infinity() : L::min();
     case Semiring::MinMax: return std::is_floating_point_v<T> ? L::infinity() : L::max();
     case Semiring::Counting: return std::is_floating_point_v<T> ? -L::infinity() : L::min();  // the value's
+    case Semiring::OrAnd: return T(0);
     }
     return T(0);
 }
@@ -94,6 +102,7 @@ constexpr T one(Semiring s) {
     case Semiring::MaxMul: return T(1);
     case Semiring::MaxMin: return zero<T>(Semiring::MinMax);
     case Semiring::MinMax: return zero<T>(Semiring::MaxMin);
+    case Semiring::OrAnd: return T(1);
     default: return T(0);
     }
 }
@@ -131,6 +140,7 @@ bool is_nan(T x) {
 
 template <class T>
 T times(Semiring s, T a, T b) {
+    if (s == Semiring::OrAnd) return T(a != T(0) && b != T(0));
     if constexpr (std::is_floating_point_v<T>) {
         // Inputs are read as x + 0, which turns -0 into +0 (and leaves everything else alone), as
         // the kernels do: equal values then have equal bits, and a zero result is +0.
@@ -165,6 +175,7 @@ bool a_attains(Semiring s, T a, T b) {
 
 template <class T>
 T plus(Semiring s, T x, T y) {
+    if (s == Semiring::OrAnd) return T(x != T(0) || y != T(0));
     if (is_nan(x)) return x;
     if (is_nan(y)) return y;
     return better(s, y, x) ? y : x;
@@ -189,7 +200,8 @@ void gemm(Semiring s, HostView<const T> a, HostView<const T> b, HostView<T> c, b
         for (std::int64_t j = 0; j < c.cols; ++j) {
             T acc = zero<T>(s);
             for (std::int64_t k = 0; k < a.cols; ++k) acc = detail::plus(s, acc, detail::times(s, a(i, k), b(k, j)));
-            c(i, j) = accumulate ? detail::plus(s, c(i, j) + T(0), acc) : acc;  // C_old is an input: -0 reads as +0
+            // C_old is an input: -0 reads as +0 (and OrAnd's nonzero as 1; its acc is 0 or 1 already).
+            c(i, j) = accumulate ? detail::plus(s, T(c(i, j) + T(0)), acc) : acc;
         }
     }
 }
@@ -256,6 +268,64 @@ template <class T>
 void backward_b(Semiring s, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> a,
                 HostView<const T> b, HostView<T> grad_b) {
     backward<T>(s, false, grad_c, argmax, a, b, grad_b);
+}
+
+// --- OrAnd on packed operands ----------------------------------------------------------------
+
+// Booleans in bytes packed along K into 32-bit words: bytes is M x K with words M x ceil(K/32) when
+// packing along its columns (an A), K x N with words ceil(K/32) x N along its rows (a B). Bit k % 32
+// of word k / 32 is element k along K; the bits past K are 0.
+inline void pack_bits(HostView<const std::uint8_t> bytes, bool along_rows, HostView<std::uint32_t> words) {
+    const std::int64_t k_count = along_rows ? bytes.rows : bytes.cols, outer = along_rows ? bytes.cols : bytes.rows;
+    const std::int64_t word_count = (k_count + 31) / 32;
+    detail::require(
+        along_rows ? words.rows == word_count && words.cols == outer : words.rows == outer && words.cols == word_count,
+        "reference: the words must be the bytes' shape with K in words of 32");
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t w = 0; w < word_count; ++w) {
+            std::uint32_t word = 0;
+            for (std::int64_t t = 0; t < 32 && 32 * w + t < k_count; ++t) {
+                const std::int64_t k = 32 * w + t;
+                if ((along_rows ? bytes(k, o) : bytes(o, k)) != 0) word |= std::uint32_t{1} << t;
+            }
+            (along_rows ? words(w, o) : words(o, w)) = word;
+        }
+}
+
+// Element k along K of a packed operand's line of words (the bits past K never are read).
+inline bool packed_bit(std::uint32_t word, std::int64_t k) { return ((word >> (k % 32)) & 1u) != 0; }
+
+// C = A (x) B for OrAnd with A (M x ceil(K/32) words) and B (ceil(K/32) x N words) packed along K.
+inline void gemm_packed(HostView<const std::uint32_t> a, HostView<const std::uint32_t> b, std::int64_t k_count,
+                        HostView<std::uint8_t> c, bool accumulate = false) {
+    const std::int64_t word_count = (k_count + 31) / 32;
+    detail::require(a.cols == word_count && b.rows == word_count,
+                    "reference: A and B must hold ceil(K/32) words along K");
+    detail::require(c.rows == a.rows && c.cols == b.cols, "reference: C must be M x N");
+    for (std::int64_t i = 0; i < c.rows; ++i)
+        for (std::int64_t j = 0; j < c.cols; ++j) {
+            std::uint8_t acc = 0;
+            for (std::int64_t k = 0; k < k_count; ++k)
+                if (packed_bit(a(i, k / 32), k) && packed_bit(b(k / 32, j), k)) acc = 1;
+            c(i, j) = accumulate ? detail::plus(Semiring::OrAnd, c(i, j), acc) : acc;
+        }
+}
+
+inline void gemm_packed_argmax(HostView<const std::uint32_t> a, HostView<const std::uint32_t> b, std::int64_t k_count,
+                               HostView<std::uint8_t> c, HostView<std::int32_t> argmax) {
+    const std::int64_t word_count = (k_count + 31) / 32;
+    detail::require(a.cols == word_count && b.rows == word_count,
+                    "reference: A and B must hold ceil(K/32) words along K");
+    detail::require(c.rows == a.rows && c.cols == b.cols && argmax.rows == c.rows && argmax.cols == c.cols,
+                    "reference: C and argmax must be M x N");
+    for (std::int64_t i = 0; i < c.rows; ++i)
+        for (std::int64_t j = 0; j < c.cols; ++j) {
+            std::int32_t first = -1;
+            for (std::int64_t k = 0; k < k_count && first < 0; ++k)
+                if (packed_bit(a(i, k / 32), k) && packed_bit(b(k / 32, j), k)) first = static_cast<std::int32_t>(k);
+            c(i, j) = first >= 0 ? 1 : 0;
+            argmax(i, j) = first;
+        }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -99,7 +99,9 @@ int request(const std::uint8_t* data, std::size_t size) {
     if (!no_driver) fail("cannot point TROPICAL_GEMM_CUDA_DRIVER nowhere");
     Reader in(data, size);
     const int operation = in.byte() % 4;
-    const int semiring = in.enumerator(6), dtype = in.enumerator(4);
+    // Every semiring and type (OrAnd and U8 last), valid pairs and not.
+    const int semiring = in.enumerator(static_cast<int>(std::size(all_semirings))),
+              dtype = in.enumerator(static_cast<int>(std::size(all_dtypes)));
     const std::int64_t m = in.count(), n = in.count(), k = in.count();
     // Every operand by its role's shape (grad is M x K for backward A, K x N for backward B).
     tropical_matrix mats[5] = {matrix(in, m, k), matrix(in, k, n), matrix(in, m, n), matrix(in, m, n),
@@ -150,7 +152,8 @@ int request(const std::uint8_t* data, std::size_t size) {
                               semiring == 2 ? "10111"
                               : bottleneck  ? "11111"
                                             : "00111"};
-    bool comparable = semiring >= 0 && semiring < 6 && dtype >= 0 && dtype < 4;
+    bool comparable = semiring >= 0 && semiring < static_cast<int>(std::size(all_semirings)) && dtype >= 0 &&
+                      dtype < static_cast<int>(std::size(all_dtypes));
     for (int i = 0; i < 5; ++i) {
         if (required[operation][i] == '1' && !given[i]) comparable = false;
         if (given[i] && given[i]->layout != TROPICAL_ROW_MAJOR && given[i]->layout != TROPICAL_COL_MAJOR)

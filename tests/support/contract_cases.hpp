@@ -62,7 +62,7 @@ template <class T>
 T zero_of(Semiring s) {
     using L = std::numeric_limits<T>;
     const bool max = s == Semiring::MaxPlus || s == Semiring::MaxMin;
-    if (s == Semiring::MaxMul) return T(0);
+    if (s == Semiring::MaxMul || s == Semiring::OrAnd) return T(0);
     if (L::has_infinity) return max ? -L::infinity() : L::infinity();
     return max ? L::lowest() : L::max();
 }
@@ -78,12 +78,14 @@ T times(Semiring s, T x, T y) {
     case Semiring::MaxMin: return std::min(x, y);
     case Semiring::MinMax: return std::max(x, y);
     case Semiring::Counting: break;  // pairs: refused by contract (tests/counting_test.cpp)
+    case Semiring::OrAnd: return T(x != T(0) && y != T(0));
     }
     return x;
 }
 
 template <class T>
 T plus(Semiring s, T x, T y) {
+    if (s == Semiring::OrAnd) return T(x != T(0) || y != T(0));
     const bool max = s == Semiring::MaxPlus || s == Semiring::MaxMul || s == Semiring::MaxMin;
     return max ? std::max(x, y) : std::min(x, y);
 }
@@ -161,12 +163,16 @@ std::pair<std::vector<T>, std::vector<std::int32_t>> brute_contract_argmax(Semir
     return {out, arg};
 }
 
-// Random small integers for an operand's buffer (MaxMul's non-negative).
+// Random small integers for an operand's buffer (MaxMul's non-negative; OrAnd's booleans, true a
+// third of the time, as bytes from 1 to 9).
 template <class T>
 std::vector<T> random_values(std::int64_t count, Semiring s, std::mt19937& rng) {
     std::uniform_int_distribution<int> pick(s == Semiring::MaxMul ? 0 : -9, 9);
     std::vector<T> v(static_cast<std::size_t>(count));
-    for (T& x : v) x = static_cast<T>(pick(rng));
+    for (T& x : v) {
+        const int r = pick(rng);
+        x = s == Semiring::OrAnd ? static_cast<T>(r > 3 ? r : 0) : static_cast<T>(r);
+    }
     return v;
 }
 

@@ -122,6 +122,11 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, split: str | None
     """
     group = require_group(group, "matmul")
     s = canonical_semiring(semiring)
+    if s == "orand":  # before any collective: every rank refuses alike
+        raise UnsupportedError(
+            f"{WHERE}.matmul: semiring 'orand' is not distributed yet; run tropical_gemm.matmul on each rank's "
+            f"shards and combine the boolean results with all_reduce(MAX)"
+        )
     if split is None:
         return _whole_operands(a, b, s, group, grid, return_argmax, panel_width)
     world = dist.get_world_size(group)

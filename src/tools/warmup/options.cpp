@@ -143,8 +143,8 @@ std::string footer() {
 
 Selection: without --kernel, --group, --variant, --type or --semiring, every kernel. Several options
 select the kernels that match all of them; several values of one option (comma-separated or
-repeated) match any. Backward kernels serve every semiring but counting (which has no backward), so only
---semiring counting alone excludes them.
+repeated) match any. Backward kernels serve every semiring but counting and orand (which have no
+backward), so only a --semiring of those alone excludes them.
 
 Cache folder: --cache-dir, else $TROPICAL_GEMM_CACHE_DIR, else $XDG_CACHE_HOME/tropical-gemm, else
 ~/.cache/tropical-gemm. Entries live in its v1/sm_XY/ folders; anything else there is left alone.

@@ -20,11 +20,11 @@ bool wanted(const std::vector<std::string>& values, std::string_view value) {
 }
 
 // Whether a kernel that takes its semiring at launch (the backward ones) serves a semiring asked
-// for: every semiring but counting, which has no backward.
+// for: every semiring with a gradient (not counting, not OrAnd).
 bool serves_launch_semiring(const std::vector<std::string>& semirings) {
     if (semirings.empty()) return true;
     for (const tropical::Semiring s : tropical::all_semirings)
-        if (!tropical::is_counting(s) && wanted(semirings, tropical::to_string(s))) return true;
+        if (tropical::has_gradient(s) && wanted(semirings, tropical::to_string(s))) return true;
     return false;
 }
 
