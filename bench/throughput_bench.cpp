@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <tropical/context.hpp>
+#include <tropical/counting.hpp>
 #include <tropical/gemm.hpp>
 #include "driver/cuda_driver.hpp"
 #include "support/bench_inputs.hpp"
@@ -273,6 +274,64 @@ void add_orand(const std::string& name, const OrAndCase& c) {
         ->Unit(benchmark::kMicrosecond);
 }
 
+// --- CountingTropical -------------------------------------------------------------------------
+
+// Integer values in [-4, 4] as floats, so that many terms tie and their counts add (a spin glass's
+// energies), and counts in [1, 3].
+template <class T>
+std::vector<T> small_integers(std::size_t count, std::uint64_t seed, int low, int high) {
+    std::vector<T> out(count);
+    for (auto& v : out) v = static_cast<T>(low + static_cast<int>(splitmix64(seed) % static_cast<std::uint64_t>(high - low + 1)));
+    return out;
+}
+
+// The rows report Tterms (M*N*K terms per second): a term is an add, a compare and a count's
+// multiply-add, not comparable with the Tops of a plain product.
+template <class T>
+void run_counting(benchmark::State& state, std::int64_t batch, std::int64_t n) {
+    if (!gpu_available(state)) return;
+    const auto count = static_cast<std::size_t>(n * n * batch);
+    const std::size_t set_bytes = 3 * count * (sizeof(T) + sizeof(double));
+    const int copies = copies_to_defeat_l2(set_bytes, l2_bytes());
+    state.counters["copies"] = copies;
+    std::vector<std::unique_ptr<DeviceBuffer<T>>> values;
+    std::vector<std::unique_ptr<DeviceBuffer<double>>> counts;
+    for (int i = 0; i < 3 * copies; ++i) {  // A, B and C of each copy
+        const auto seed = static_cast<std::uint64_t>(i);
+        values.push_back(std::make_unique<DeviceBuffer<T>>(std::span<const T>(small_integers<T>(count, seed, -4, 4))));
+        counts.push_back(
+            std::make_unique<DeviceBuffer<double>>(std::span<const double>(small_integers<double>(count, seed + 99, 1, 3))));
+    }
+    const std::int64_t stride = n * n;
+    std::function<void(std::size_t)> launch = [&](std::size_t i) {
+        const std::size_t r = 3 * (i % static_cast<std::size_t>(copies));
+        auto in = [&](std::size_t j) {
+            return std::pair{batched(row_major<const T>(values[r + j]->data(), n, n), stride),
+                             batched(row_major<const double>(counts[r + j]->data(), n, n), stride)};
+        };
+        const auto [av, ac] = in(0);
+        const auto [bv, bc] = in(1);
+        counting_gemm_batched<T>(av, ac, bv, bc, batched(row_major(values[r + 2]->data(), n, n), stride),
+                                 batched(row_major(counts[r + 2]->data(), n, n), stride), batch);
+    };
+    const double median = time_launches(state, launch);
+    state.counters["median_us"] = median * 1e6;
+    state.counters["Tterms"] = static_cast<double>(n * n * n * batch) / median * 1e-12;
+}
+
+void add_counting(const std::string& name, DType dtype, std::int64_t batch, std::int64_t n) {
+    const auto iterations = static_cast<benchmark::IterationCount>(
+        std::clamp(2e10 / static_cast<double>(n * n * n * batch), 10.0, 200.0));
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [=](benchmark::State& state) {
+                                     if (dtype == DType::F32) run_counting<float>(state, batch, n);
+                                     else run_counting<double>(state, batch, n);
+                                 })
+        ->UseManualTime()
+        ->Iterations(iterations)
+        ->Unit(benchmark::kMicrosecond);
+}
+
 void dispatch(benchmark::State& state, Case c) {
     switch (c.semiring) {
     case Semiring::MaxPlus: return dispatch_type<MaxPlus>(state, c);
@@ -352,6 +411,12 @@ void register_all() {
     add_orand("orand/batched_bytes/4096x128", {OrAndKind::Bytes, false, 128, 128, 128, 4096});
     add_orand("orand/pack/8192", {OrAndKind::Pack, false, 8192, 8192, 8192});
     add_orand("orand/pack/8192/b_col_major", {OrAndKind::Pack, false, 8192, 8192, 8192, 1, Layout::ColMajor});
+    // CountingTropical: one product (the Tiled and Small kernels) and a batch of small ones.
+    for (DType t : {DType::F32, DType::F64}) {
+        for (std::int64_t n : {256, 1024, 4096})
+            add_counting(fmt::format("counting/{}/{}", to_string(t), n), t, 1, n);
+        add_counting(fmt::format("counting_batched/{}/4096x128", to_string(t)), t, 4096, 128);
+    }
     // Every layout combination of A, B and C at n = 4096.
     for (Layout la : {Layout::RowMajor, Layout::ColMajor})
         for (Layout lb : {Layout::RowMajor, Layout::ColMajor})

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 pytest.importorskip("opt_einsum")
 import tropical_gemm as tg  # noqa: E402
-from tropical_gemm import _contract, _einsum  # noqa: E402
+from tropical_gemm import UnsupportedError, _contract, _einsum  # noqa: E402
 import einsum_reference as ref  # noqa: E402
 from tropical_reference import DTYPES, SEMIRINGS  # noqa: E402
 
@@ -131,8 +131,9 @@ class _Recorder:
         buf = _contract._scratch.buffer
         data, rank, _, _, labels_at = struct.unpack_from("=Qi4xQQQ", buf, 0)
         labels = struct.unpack_from(f"={rank}i", buf, labels_at - _contract._scratch.base)
-        self.calls.append((data, labels))
-        return self.fn(*args)
+        status = self.fn(*args)
+        self.calls.append((data, labels, status))
+        return status
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -157,8 +158,16 @@ def test_each_pairwise_step_is_one_call_of_the_c_abi(monkeypatch, device, grad):
     got = tg.einsum(equation, *tensors, optimize=[(0, 1), (0, 1), (0, 1)])
     want, _ = ref.brute_einsum(equation, arrays, "maxplus")
     assert got.item() == pytest.approx(float(want))
-    assert len(recorder.calls) == len(plan.steps) == 3
-    data, labels = recorder.calls[0]
+    done = [call for call in recorder.calls if call[2] == 0]
+    refused = [call for call in recorder.calls if call[2] != 0]
+    assert len(done) == len(plan.steps) == 3
+    # The last step, (a, c) against (c, a) with both contracted, has no one K dimension over both
+    # operands' strides: the GPU path refuses it (it allocates nothing) and the op copies and calls
+    # again; the host path copies inside its one call.
+    assert [call[2] for call in refused] == ([UnsupportedError.status] if device == "cuda" else [])
+    if refused:
+        assert recorder.calls[-2] == refused[0] and recorder.calls[-1][2] == 0
+    data, labels, _ = recorder.calls[0]
     assert data == tensors[0].data_ptr() and labels == plan.inputs[0]
     if grad:
         got.backward()
@@ -200,6 +209,7 @@ def test_contract_op_gradients_against_the_argmax(device):
     c.sum().backward()
     terms = a.detach().cpu()[:, :, :, None] + b.detach().cpu().permute(1, 0, 2)[:, None, :, :]  # b i k j
     best = terms.argmax(2)  # b i j
+    torch.testing.assert_close(c.detach().cpu(), terms.amax(2).permute(2, 0, 1))  # C's batch between j and i
     want_a = torch.zeros(2, 3, 4, dtype=torch.float64)
     want_a.scatter_add_(2, best, torch.ones_like(best, dtype=torch.float64))
     torch.testing.assert_close(a.grad.cpu(), want_a)

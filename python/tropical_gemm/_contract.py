@@ -11,7 +11,8 @@ the zero; the gradients follow it through the library's batched backward ops.
 
 Where the GPU contraction refuses (strides that admit no batched-matrix view), the CUDA
 implementation copies a and b into (batch, left, contracted) and (batch, contracted, right) order
-with torch and calls it again: a copy from PyTorch's caching allocator, where the library itself
+with torch and calls it again (into a (batch, left, right) C, permuted back, where lc's order puts
+the batch inside C's matrices): a copy from PyTorch's caching allocator, where the library itself
 allocates nothing (which keeps it capturable in CUDA graphs with no workspace to size). The host
 path copies in buffers of its own.
 
@@ -117,7 +118,20 @@ def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bo
             right = [l for l in lc if l in lb and l not in la]
             a, la = _grouped_copy(a, la, batch + left + contracted), batch + left + contracted
             b, lb = _grouped_copy(b, lb, batch + contracted + right), batch + contracted + right
-            status = _call(fn, s, t, a, la, b, lb, c, lc, m, options)
+            grouped = tuple(batch + left + right)
+            if grouped == lc:
+                status = _call(fn, s, t, a, la, b, lb, c, lc, m, options)
+            else:  # C's order puts its batch between its rows or columns: no output view (batches may
+                # not interleave), so the product writes (batch, left, right) and torch permutes it back
+                size = dict(zip(lc, shape))
+                dims = [size[l] for l in grouped]
+                cg = torch.empty(dims, dtype=c.dtype, device=c.device)
+                mg = torch.empty(dims, dtype=torch.int32, device=c.device) if with_argmax else None
+                status = _call(fn, s, t, a, la, b, lb, cg, grouped, mg, options)
+                back = [grouped.index(l) for l in lc]
+                c.copy_(cg.permute(back))
+                if with_argmax:
+                    m.copy_(mg.permute(back))
     else:
         fn = _host_contract_argmax_c if with_argmax else _host_contract_c
         status = _call(fn, s, t, a, la, b, lb, c, lc, m, _host_options())
