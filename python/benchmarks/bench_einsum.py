@@ -8,8 +8,9 @@ ground-state energy) and examples/max_independent_set.py. torch-semiring-einsum 
 equation by looping over blocks of all its indices, so a whole network is out of its reach: both
 libraries follow the same path, one pairwise contraction after another, from tropical_gemm's plan
 (opt_einsum's, --optimize). Its max-plus einsum is log_viterbi_einsum_forward (max-plus, with the
-argmax); tropical_gemm is timed without gradients (forward) and with them (forward and the backward
-pass that reads the configuration). Times are the median of --repeat runs after one warm-up (which
+argmax); tropical_gemm is timed without gradients (forward; on CUDA also with cuda_graph=True, the
+steps replayed from a CUDA graph captured by the first call) and with them (forward and the
+backward pass that reads the configuration). Times are the median of --repeat runs after one warm-up (which
 also compiles tropical_gemm's kernels); peak memory is torch.cuda.max_memory_allocated over one run,
 beyond what the network's inputs hold (CUDA only).
 
@@ -119,8 +120,9 @@ def main() -> None:
           f"path: {args.optimize}, median of {args.repeat}")
     if tse is None:
         print("# torch-semiring-einsum is not installed (pip install torch-semiring-einsum): tropical_gemm alone")
-    print("| network | result | tropical_gemm fwd | fwd+bwd | peak MiB | semiring-einsum fwd | peak MiB | speed-up |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| network | result | tropical_gemm fwd | fwd, cuda_graph=True | fwd+bwd | peak MiB | semiring-einsum fwd "
+          "| peak MiB | speed-up (fwd) | speed-up (graph) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     cases = [(f"spin glass L={n}", spin_glass_network, n) for n in args.spin_glass]
     cases += [(f"MIS n={n}", mis_network, n) for n in args.mis]
     mib = lambda b: "n/a" if b is None else f"{b / 2**20:.1f}"  # noqa: E731
@@ -140,18 +142,28 @@ def main() -> None:
             value.backward()
             return value
 
+        def forward_graph():
+            with torch.no_grad():
+                return tg.einsum(equation, *tensors, optimize=args.optimize, cuda_graph=True)
+
         t_fwd, peak_fwd, value = measure(forward, device, args.repeat)
+        t_graph = None
+        if device.type == "cuda":
+            t_graph, _, replayed = measure(forward_graph, device, args.repeat)
+            assert replayed.item() == value.item(), (replayed.item(), value.item())
         t_bwd, _, _ = measure(forward_backward, device, args.repeat)
-        row = f"| {title} | {value.item():g} | {t_fwd * 1e3:.2f} ms | {t_bwd * 1e3:.2f} ms | {mib(peak_fwd)} |"
+        graph = "-" if t_graph is None else f"{t_graph * 1e3:.2f} ms"
+        row = f"| {title} | {value.item():g} | {t_fwd * 1e3:.2f} ms | {graph} | {t_bwd * 1e3:.2f} ms | {mib(peak_fwd)} |"
         if tse is not None:
             try:
                 t_tse, peak_tse, other = measure(lambda: run_semiring_einsum(tensors, plan), device, args.repeat)
                 agree = "" if other.item() == value.item() else f" (gives {other.item():g}!)"
-                row += f" {t_tse * 1e3:.2f} ms{agree} | {mib(peak_tse)} | {t_tse / t_fwd:.1f}x |"
+                by_graph = "-" if t_graph is None else f"{t_tse / t_graph:.1f}x"
+                row += f" {t_tse * 1e3:.2f} ms{agree} | {mib(peak_tse)} | {t_tse / t_fwd:.1f}x | {by_graph} |"
             except RuntimeError as e:  # out of memory, most likely
-                row += f" failed: {str(e).splitlines()[0][:60]} | | |"
+                row += f" failed: {str(e).splitlines()[0][:60]} | | | |"
         else:
-            row += " - | - | - |"
+            row += " - | - | - | - |"
         print(row, flush=True)
 
 

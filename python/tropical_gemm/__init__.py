@@ -42,13 +42,13 @@ if _torch is not None:
     from . import ops
     from .functional import PackedBits, matmul, pack_bits
     from ._counting import counting_matmul
-    from ._einsum import einsum, einsum_path
+    from ._einsum import clear_einsum_graphs, einsum, einsum_path
     from .nn import TropicalLinear
 else:
 
     def __getattr__(name: str):
         if name in ("ops", "matmul", "counting_matmul", "pack_bits", "PackedBits", "einsum", "einsum_path",
-                    "TropicalLinear", "functional", "nn"):
+                    "clear_einsum_graphs", "TropicalLinear", "functional", "nn"):
             raise ImportError(f"tropical_gemm.{name} needs PyTorch, which is not installed: pip install torch")
         raise AttributeError(f"module 'tropical_gemm' has no attribute {name!r}")
 
@@ -60,6 +60,7 @@ __all__ = [
     "PackedBits",
     "einsum",
     "einsum_path",
+    "clear_einsum_graphs",
     "TropicalLinear",
     "ops",
     "reference",

@@ -99,9 +99,11 @@ def _grouped_copy(t: Tensor, labels, order) -> Tensor:
     return t.permute([labels.index(l) for l in order]).contiguous()
 
 
-def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bool):
+def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bool, refused: list | None = None):
     """The contraction into a new dense C of `shape` (lc's sizes): one C ABI call (two on the GPU
-    where the first refuses the operands' strides). No checks beyond the library's."""
+    where the first refuses the operands' strides). No checks beyond the library's. `refused`, a
+    one-element list that a caller keeps per step of a program, remembers that the GPU refused
+    this step's strides, so that the next run copies first instead of asking again."""
     c = torch.empty(shape, dtype=a.dtype, device=a.device)
     m = torch.empty(shape, dtype=torch.int32, device=a.device) if with_argmax else None
     if a.is_cuda:
@@ -110,7 +112,11 @@ def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bo
         index = a.device.index
         options = _pack_options(_stream(index), 0, index + 1)  # accumulate off, the device hint
         fn = _contract_argmax_c if with_argmax else _contract_c
-        status = _call(fn, s, t, a, la, b, lb, c, lc, m, options)
+        status = UnsupportedError.status
+        if not (refused and refused[0]):
+            status = _call(fn, s, t, a, la, b, lb, c, lc, m, options)
+            if status == UnsupportedError.status and refused is not None:
+                refused[0] = True
         if status == UnsupportedError.status:  # strides with no batched view: copy into one
             batch = [l for l in lc if l in la and l in lb]
             contracted = [l for l in la if l in lb and l not in lc]

@@ -24,12 +24,14 @@ from torch import Tensor
 
 from typing import NamedTuple
 
-from . import _contract, _einsum_plan
+from . import _contract, _einsum_graphs, _einsum_plan
 from ._checks import DTYPES, _dtype_code, unsupported_device
 from ._native import COUNTING, SEMIRINGS, InvalidArgumentError
 from .functional import _direct_ok, semiring_name
 
-__all__ = ["einsum", "einsum_path"]
+__all__ = ["einsum", "einsum_path", "clear_einsum_graphs"]
+
+clear_einsum_graphs = _einsum_graphs.clear
 
 
 def _plan_for(equation: str, shapes, optimize) -> _einsum_plan.Plan:
@@ -88,6 +90,9 @@ class _Program(NamedTuple):
     steps: tuple  # (slot a, slot b, la, lb, lc, shape of C, shape of the one or None)
     result: int
     final: tuple | None
+    # per operand, then per step: [True] once the GPU refused its strides (_contract.run), so
+    # that later runs copy first instead of asking again
+    refused: tuple
 
 
 def _reduction(labels: tuple, gone: tuple, sizes: dict):
@@ -139,7 +144,8 @@ def _make_program(plan: _einsum_plan.Plan, shapes) -> _Program:
         live.append(labels)
     (labels,), (slot,) = live, slots
     order = tuple(labels.index(l) for l in plan.output)
-    return _Program(tuple(prepare), tuple(steps), slot, order if order != tuple(range(len(order))) else None)
+    return _Program(tuple(prepare), tuple(steps), slot, order if order != tuple(range(len(order))) else None,
+                    tuple([False] for _ in range(len(prepare) + len(steps))))
 
 
 _PROGRAMS: dict = {}  # id(plan) -> (plan, its program); holding the plan keeps its id unique
@@ -175,7 +181,8 @@ def _plain(operands) -> bool:
     return all(type(t) is Tensor for t in operands) and _direct_ok(operands[0], operands[0])
 
 
-def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize="auto") -> Tensor:
+def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize="auto",
+           cuda_graph: bool = False) -> Tensor:
     """The tropical einsum: ``(+)`` over every index the output lacks, of the ``(x)`` product of the
     operands' entries, e.g. ``einsum("ij,jk->ik", a, b)`` is ``max_j a[i,j] + b[j,k]`` in MaxPlus.
 
@@ -201,6 +208,13 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     counts)`` pair; e.g. the ground-state degeneracy of a spin glass is ``einsum(eq, *bond_tensors,
     semiring="counting")[1]``. Indices that one operand alone holds add the counts of equal maxima
     as well. Not differentiable.
+
+    ``cuda_graph=True`` is for a network evaluated again and again with operands of the same shapes
+    (new values each time), on CUDA without gradients: the first call runs the steps and captures
+    them into a CUDA graph, and each later call copies the operands into the graph's inputs and
+    replays it, one launch instead of a host round trip per step (a network of hundreds of small
+    steps runs many times faster). The graph keeps its inputs and intermediates on the GPU until it
+    is evicted (the 8 most recently used are kept) or :func:`clear_einsum_graphs` is called.
     """
     if semiring == COUNTING:
         if isinstance(equation, Tensor):
@@ -227,9 +241,9 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     s_code, t_code = SEMIRINGS[s], DTYPES[first.dtype]
     one = _one(s, first.dtype)
 
-    def step(a, b, la, lb, lc, shape):
+    def step(a, b, la, lb, lc, shape, refused):
         if direct:
-            return _contract.run(a, b, la, lb, lc, shape, s_code, t_code, False)
+            return _contract.run(a, b, la, lb, lc, shape, s_code, t_code, False, refused)
         if grad and (a.requires_grad or b.requires_grad):
             return _contract.contract_argmax(a, b, la, lb, lc, s)[0]
         return _contract.contract(a, b, la, lb, lc, s)
@@ -237,27 +251,33 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     def ones(shape):
         return torch.full(shape, one, dtype=first.dtype, device=first.device)
 
-    values = []
-    for t, (diagonals, expand_to, reduction) in zip(operands, program.prepare):
-        for p, q in diagonals:  # views
-            t = t.diagonal(0, p, q)
-        if expand_to is not None:  # size-1 dimensions broadcast: a stride-0 view
-            t = t.expand(expand_to)
-        if reduction is not None:
-            la, gone, keep, shape, ones_shape = reduction
-            t = step(t, ones(ones_shape), la, gone, keep, shape)
-        values.append(t)
-    for slot_a, slot_b, la, lb, lc, shape, ones_shape in program.steps:
-        a = values[slot_a]
-        values[slot_a] = None  # freed as soon as no step needs it
-        if slot_b < 0:
-            b = ones(ones_shape)
-        else:
-            b = values[slot_b]
-            values[slot_b] = None
-        values.append(step(a, b, la, lb, lc, shape))
-    result = values[program.result]
-    return result if program.final is None else result.permute(program.final)
+    def execute(operands):
+        values, refused = [], iter(program.refused)
+        for t, (diagonals, expand_to, reduction), memo in zip(operands, program.prepare, refused):
+            for p, q in diagonals:  # views
+                t = t.diagonal(0, p, q)
+            if expand_to is not None:  # size-1 dimensions broadcast: a stride-0 view
+                t = t.expand(expand_to)
+            if reduction is not None:
+                la, gone, keep, shape, ones_shape = reduction
+                t = step(t, ones(ones_shape), la, gone, keep, shape, memo)
+            values.append(t)
+        for (slot_a, slot_b, la, lb, lc, shape, ones_shape), memo in zip(program.steps, refused):
+            a = values[slot_a]
+            values[slot_a] = None  # freed as soon as no step needs it
+            if slot_b < 0:
+                b = ones(ones_shape)
+            else:
+                b = values[slot_b]
+                values[slot_b] = None
+            values.append(step(a, b, la, lb, lc, shape, memo))
+        result = values[program.result]
+        return result if program.final is None else result.permute(program.final)
+
+    if cuda_graph:
+        _einsum_graphs.check(operands, grad, direct)
+        return _einsum_graphs.replay((id(program), s_code, first.dtype, first.device), program, operands, execute)
+    return execute(operands)
 
 
 def einsum_path(equation: str, *shapes, optimize="auto"):
