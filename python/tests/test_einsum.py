@@ -172,7 +172,10 @@ def test_each_pairwise_step_is_one_call_of_the_c_abi(monkeypatch, device, grad):
     recorder.calls.clear()
     again = tg.einsum(equation, *tensors, optimize=[(0, 1), (0, 1), (0, 1)])
     assert again.item() == got.item()
-    assert [call[2] for call in recorder.calls] == [0, 0, 0]  # the refusal learned: no call asks again
+    # Without gradients the program remembers the refusal and copies first; the op that records
+    # gradients is called afresh each time (its inputs' strides may change) and asks again.
+    assert [call[2] for call in recorder.calls if call[2] == 0] == [0, 0, 0]
+    assert len(recorder.calls) == 3 + (len(refused) if grad else 0)
     assert data == tensors[0].data_ptr() and labels == plan.inputs[0]
     if grad:
         got.backward()
