@@ -281,7 +281,8 @@ void add_orand(const std::string& name, const OrAndCase& c) {
 template <class T>
 std::vector<T> small_integers(std::size_t count, std::uint64_t seed, int low, int high) {
     std::vector<T> out(count);
-    for (auto& v : out) v = static_cast<T>(low + static_cast<int>(splitmix64(seed) % static_cast<std::uint64_t>(high - low + 1)));
+    for (auto& v : out)
+        v = static_cast<T>(low + static_cast<int>(splitmix64(seed) % static_cast<std::uint64_t>(high - low + 1)));
     return out;
 }
 
@@ -299,8 +300,8 @@ void run_counting(benchmark::State& state, std::int64_t batch, std::int64_t n) {
     for (int i = 0; i < 3 * copies; ++i) {  // A, B and C of each copy
         const auto seed = static_cast<std::uint64_t>(i);
         values.push_back(std::make_unique<DeviceBuffer<T>>(std::span<const T>(small_integers<T>(count, seed, -4, 4))));
-        counts.push_back(
-            std::make_unique<DeviceBuffer<double>>(std::span<const double>(small_integers<double>(count, seed + 99, 1, 3))));
+        counts.push_back(std::make_unique<DeviceBuffer<double>>(
+            std::span<const double>(small_integers<double>(count, seed + 99, 1, 3))));
     }
     const std::int64_t stride = n * n;
     std::function<void(std::size_t)> launch = [&](std::size_t i) {
@@ -320,8 +321,8 @@ void run_counting(benchmark::State& state, std::int64_t batch, std::int64_t n) {
 }
 
 void add_counting(const std::string& name, DType dtype, std::int64_t batch, std::int64_t n) {
-    const auto iterations = static_cast<benchmark::IterationCount>(
-        std::clamp(2e10 / static_cast<double>(n * n * n * batch), 10.0, 200.0));
+    const auto iterations =
+        static_cast<benchmark::IterationCount>(std::clamp(2e10 / static_cast<double>(n * n * n * batch), 10.0, 200.0));
     benchmark::RegisterBenchmark(name.c_str(),
                                  [=](benchmark::State& state) {
                                      if (dtype == DType::F32) run_counting<float>(state, batch, n);
@@ -413,8 +414,7 @@ void register_all() {
     add_orand("orand/pack/8192/b_col_major", {OrAndKind::Pack, false, 8192, 8192, 8192, 1, Layout::ColMajor});
     // CountingTropical: one product (the Tiled and Small kernels) and a batch of small ones.
     for (DType t : {DType::F32, DType::F64}) {
-        for (std::int64_t n : {256, 1024, 4096})
-            add_counting(fmt::format("counting/{}/{}", to_string(t), n), t, 1, n);
+        for (std::int64_t n : {256, 1024, 4096}) add_counting(fmt::format("counting/{}/{}", to_string(t), n), t, 1, n);
         add_counting(fmt::format("counting_batched/{}/4096x128", to_string(t)), t, 4096, 128);
     }
     // Every layout combination of A, B and C at n = 4096.
