@@ -155,6 +155,28 @@ def test_matmul_errors():
         tropical_gemm.matmul(v, v.t(), "counting")
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_op_passes_opcheck_and_compiles(device):
+    # torch.ops.tropical.counting_gemm: schema, fake implementation (shapes, dtypes, strides) and
+    # torch.compile(fullgraph=True) against the eager op, a product and a broadcast batch.
+    gen = torch.Generator().manual_seed(3)
+    av, bv = torch.randint(-2, 3, (3, 5), generator=gen).double(), torch.randint(-2, 3, (4, 5, 2), generator=gen).double()
+    ac, bc = torch.randint(1, 4, av.shape, generator=gen).double(), torch.randint(1, 4, bv.shape, generator=gen).double()
+    args = [x.to(device) for x in (av, ac, bv[0], bc[0])]
+    batched = [x.to(device) for x in (av, ac, bv, bc)]
+    for operands in (args, batched):
+        torch.library.opcheck(torch.ops.tropical.counting_gemm, tuple(operands))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda *x: torch.ops.tropical.counting_gemm(*x), fullgraph=True, backend="aot_eager")
+    for operands in (args, batched):
+        got, want = compiled(*operands), torch.ops.tropical.counting_gemm(*operands)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w, rtol=0, atol=0)
+    values, counts = tropical_gemm.counting_matmul(*batched)  # the front door, the same product
+    torch.testing.assert_close(values, want[0], rtol=0, atol=0)
+    torch.testing.assert_close(counts, want[1], rtol=0, atol=0)
+
+
 # --- einsum ---------------------------------------------------------------------------------------
 
 

@@ -6,10 +6,13 @@ So the product gives each entry's max-plus value and the number of ways (weighte
 counts) that attain it. The rules for -inf, +inf and NaN, and the exactness of counts (integers up
 to 2**53), are the library's (README.md, "Semantics").
 
-CPU tensors run through ``tropical_host_counting_gemm`` (the CPU path, on ``torch.get_num_threads()``
-threads), CUDA tensors through ``tropical_counting_gemm`` on PyTorch's current stream. Not a
-``torch.library`` op and not differentiable: counts are integers, and the gradient of the value is
-MaxPlus's (use :func:`tropical_gemm.matmul` for it).
+The op ``torch.ops.tropical.counting_gemm(a_values, a_counts, b_values, b_counts)`` returns
+``(values, counts)``: CPU tensors run through ``tropical_host_counting_gemm`` (the CPU path, on
+``torch.get_num_threads()`` threads), CUDA tensors through ``tropical_counting_gemm`` on PyTorch's
+current stream; it has a fake implementation, so ``torch.compile`` traces it. Not differentiable:
+counts are integers, and the gradient of the value is MaxPlus's (use :func:`tropical_gemm.matmul`
+for it). :func:`counting_matmul` is its front door (counts may be None there), and calls the
+implementation directly where nothing needs to see the op, as ``matmul`` does.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import _native, _nvrtc
+from . import _native, _nvrtc, ops
 from ._impl import _gpu_matrix, _pack_host_options, _pack_options, _stream
 from ._native import InvalidArgumentError, UnsupportedError
+from .functional import _direct_ok
 
 __all__ = ["counting_matmul"]
 
@@ -34,9 +38,7 @@ def _operand(values: Tensor, counts, name: str) -> tuple[Tensor, Tensor]:
         raise UnsupportedError(
             f"{WHERE}: {name}_values has dtype {values.dtype}; counting values are float32 or float64 "
             f"(counts are float64): convert them, e.g. with .double()")
-    if counts is None:
-        counts = torch.ones((), dtype=torch.float64, device=values.device).expand(values.shape)
-    elif not isinstance(counts, Tensor):
+    if not isinstance(counts, Tensor):
         raise InvalidArgumentError(f"{WHERE}: {name}_counts is a {type(counts).__name__}, not a torch.Tensor")
     if counts.shape != values.shape:
         raise InvalidArgumentError(
@@ -54,16 +56,9 @@ def _operand(values: Tensor, counts, name: str) -> tuple[Tensor, Tensor]:
     return values, counts.to(torch.float64)
 
 
-def counting_matmul(a_values: Tensor, a_counts: Tensor | None, b_values: Tensor, b_counts: Tensor | None,
-                    ) -> tuple[Tensor, Tensor]:
-    """The counting tropical product: returns ``(values, counts)`` with
-    ``values[..., i, j] = max_k a_values[..., i, k] + b_values[..., k, j]`` and ``counts[..., i, j]`` the
-    sum, over the k that attain it, of ``a_counts[..., i, k] * b_counts[..., k, j]``.
-
-    Values are float32 or float64 (both operands alike); counts are converted to float64 (``None``
-    means a count of 1 everywhere). Shapes: ``(M, K) x (K, N)``, or batches ``(B, M, K) x (B, K, N)``
-    where a batch of 1 (or a 2-D operand) broadcasts. CPU or CUDA tensors, all on one device.
-    """
+def _shapes(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tensor):
+    """Checks the operands; returns them (counts as float64; a 2-D operand of a batched product
+    with a batch of 1), whether the product is batched, the batch and C's shape."""
     a_values, a_counts = _operand(a_values, a_counts, "a")
     b_values, b_counts = _operand(b_values, b_counts, "b")
     if a_values.dtype != b_values.dtype:
@@ -92,6 +87,13 @@ def counting_matmul(a_values: Tensor, a_counts: Tensor | None, b_values: Tensor,
         raise InvalidArgumentError(
             f"{WHERE}: a is {m}x{k} but b is {k2}x{n}: b's rows must equal a's columns")
     shape = (batch, m, n) if batched else (m, n)
+    return (a_values, a_counts, b_values, b_counts), batched, batch, shape
+
+
+def _run(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tensor) -> tuple[Tensor, Tensor]:
+    """The op's implementation, CPU and CUDA: checks, then one C ABI call."""
+    (a_values, a_counts, b_values, b_counts), batched, batch, shape = _shapes(a_values, a_counts, b_values, b_counts)
+    device = a_values.device
     c_values = torch.empty(shape, dtype=a_values.dtype, device=device)
     c_counts = torch.empty(shape, dtype=torch.float64, device=device)
     if c_values.numel() == 0:
@@ -112,3 +114,35 @@ def counting_matmul(a_values: Tensor, a_counts: Tensor | None, b_values: Tensor,
         raise _native.library_error(status, f"{WHERE}: ")
     del keep
     return c_values, c_counts
+
+
+def _fake(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tensor) -> tuple[Tensor, Tensor]:
+    (a_values, *_), _, _, shape = _shapes(a_values, a_counts, b_values, b_counts)
+    return a_values.new_empty(shape), a_values.new_empty(shape, dtype=torch.float64)
+
+
+ops._define("counting_gemm", "(Tensor a_values, Tensor a_counts, Tensor b_values, Tensor b_counts) -> (Tensor, Tensor)",
+            _run, _run, _fake)
+counting_gemm = torch.ops.tropical.counting_gemm
+
+
+def counting_matmul(a_values: Tensor, a_counts: Tensor | None, b_values: Tensor, b_counts: Tensor | None,
+                    ) -> tuple[Tensor, Tensor]:
+    """The counting tropical product: returns ``(values, counts)`` with
+    ``values[..., i, j] = max_k a_values[..., i, k] + b_values[..., k, j]`` and ``counts[..., i, j]`` the
+    sum, over the k that attain it, of ``a_counts[..., i, k] * b_counts[..., k, j]``.
+
+    Values are float32 or float64 (both operands alike); counts are converted to float64 (``None``
+    means a count of 1 everywhere). Shapes: ``(M, K) x (K, N)``, or batches ``(B, M, K) x (B, K, N)``
+    where a batch of 1 (or a 2-D operand) broadcasts. CPU or CUDA tensors, all on one device. The
+    op behind it is ``torch.ops.tropical.counting_gemm``, with counts given.
+    """
+    def ones_if_none(counts, values):  # a count of 1 everywhere, as a stride-0 view
+        if counts is None and isinstance(values, Tensor):
+            return torch.ones((), dtype=torch.float64, device=values.device).expand(values.shape)
+        return counts
+
+    operands = (a_values, ones_if_none(a_counts, a_values), b_values, ones_if_none(b_counts, b_values))
+    if not all(isinstance(t, Tensor) for t in operands) or _direct_ok(a_values, b_values):
+        return _run(*operands)  # its checks say what is wrong with a non-tensor
+    return counting_gemm(*operands)
