@@ -93,6 +93,20 @@ KernelGroup group_of(const CatalogueRow& row) {
 constexpr std::size_t kOperations = 5, kVariants = 6, kTypes = std::size(all_dtypes),
                       kSemirings = std::size(all_semirings);
 
+// The registry's table has a slot per (operation, variant, type, semiring): a new enumerator that
+// a row uses must be counted above, or its kernels would share another kind's slots.
+constexpr bool rows_fit_the_table() {
+    for (const auto& row : kRows)
+        if (static_cast<std::size_t>(row.operation) >= kOperations ||
+            static_cast<std::size_t>(row.variant) >= kVariants || static_cast<std::size_t>(row.dtype) >= kTypes ||
+            (row.semiring && static_cast<std::size_t>(*row.semiring) >= kSemirings))
+            return false;
+    return true;
+}
+static_assert(rows_fit_the_table(),
+              "a row of kernels/catalogue.def has an operation or variant past kOperations or "
+              "kVariants: count the new enumerator there");
+
 struct Registry {
     std::vector<std::string> names;  // owns the strings the KernelInfo views point at
     std::vector<KernelInfo> kernels;
