@@ -32,6 +32,7 @@
 #include "main_loop.cuh"
 #include "small.cuh"
 namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
+#include "orand_staging.cuh"
 #include "orand.cuh"
 #include "entry.cuh"
 // clang-format on
