@@ -37,14 +37,23 @@ __device__ __forceinline__ void counting_product(const TgCountingParams& p) {
     gemm_counting<Cfg, T>(p);
 }
 
-// A Scatter kernel of one row: the gradient of A (GRAD_A) or B. It runs on any block size (the
-// row's), so that only the launch has to agree with the row.
-template <class T, bool GRAD_A>
+// A Scatter kernel of one row: the gradient of A (GRAD_A) or B. It reads its block size at run time
+// (the launch gives it the row's THREADS), so the row's threads need only suit it.
+template <class T, bool GRAD_A, int THREADS>
 __device__ __forceinline__ void scatter(const TgBackwardParams& p) {
+    static_assert(THREADS > 0 && THREADS <= 1024, "the row's threads must fit a block");
+    // grad_B's shared-memory path gives each column of a slab threads / SLAB threads, SLAB apart.
+    static_assert(GRAD_A || THREADS % (kTgBackwardBSlabBytes / sizeof(T)) == 0,
+                  "a grad_B row's threads must be a multiple of a slab's columns (kTgBackwardBSlabBytes / sizeof(T))");
     backward<T, GRAD_A>(p);
 }
 
-// The PackBits kernel: booleans in bytes packed along K into 32-bit words.
-__device__ __forceinline__ void pack(const TgPackParams& p) { pack_bits(p); }
+// The PackBits kernel: booleans in bytes packed along K into 32-bit words, a warp per 32 of them.
+template <int THREADS>
+__device__ __forceinline__ void pack(const TgPackParams& p) {
+    static_assert(THREADS > 0 && THREADS <= 1024 && THREADS % 32 == 0,
+                  "the PackBits row's threads must be whole warps (pack_bits and plan_pack count warps), a block");
+    pack_bits(p);
+}
 
 }  // namespace tg

@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <tropical/c_api.h>
 #include <tropical/error.hpp>
 #include <tropical/kernels.hpp>
+#include <tropical/types.hpp>
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -117,6 +120,63 @@ TEST(CApiNvrtc, FallbacksComeAfterTheLibrarysOwnPlacesOnce) {
     ::unsetenv("TROPICAL_GEMM_NVRTC");
     EXPECT_EQ(tropical_add_nvrtc_fallback(""), TROPICAL_INVALID_ARGUMENT);
     EXPECT_EQ(tropical_add_nvrtc_fallback(nullptr), TROPICAL_INVALID_ARGUMENT);
+}
+
+// pip's NVRTC wheels under site-packages folders: found by the library (sonames only, each folder
+// once), ordered (the preferred major version first, then the newest) and added after the other places.
+TEST(CApiNvrtc, PipWheelsInSitePackagesFoldersAreFoundOrderedAndAdded) {
+    ::unsetenv("TROPICAL_GEMM_NVRTC");
+    tropical::testing::TempDir site;
+    const auto touch = [&](const std::string& relative) {
+        const auto file = site.path() / relative;
+        std::filesystem::create_directories(file.parent_path());
+        std::ofstream{file};
+        return file.string();
+    };
+    const std::string cu13 = touch("nvidia/cu13/lib/libnvrtc.so.13");
+    const std::string cu12 = touch("nvidia/cuda_nvrtc/lib/libnvrtc.so.12");
+    touch("nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.8");
+    touch("nvidia/cu13/lib/libnvrtc.so.13.0");
+    touch("nvidia/cublas/lib/libcublas.so.13");
+    const std::string root = site.path().string();
+    const std::string folders = "/nonexistent\n" + root + "\n\n" + root + "\n";
+    char text[8192];
+    ASSERT_EQ(tropical_nvrtc_site_libraries(folders.c_str(), 0, text, sizeof text), TROPICAL_SUCCESS) << last_message();
+    EXPECT_EQ(std::string(text), cu13 + "\n" + cu12 + "\n");  // newest first
+    ASSERT_EQ(tropical_nvrtc_site_libraries(folders.c_str(), 12, text, sizeof text), TROPICAL_SUCCESS);
+    EXPECT_EQ(std::string(text), cu12 + "\n" + cu13 + "\n");  // the application's CUDA 12 first
+    char small[8];
+    EXPECT_EQ(tropical_nvrtc_site_libraries(folders.c_str(), 0, small, sizeof small), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_EQ(tropical_nvrtc_site_libraries(nullptr, 0, text, sizeof text), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_EQ(tropical_add_nvrtc_site_folders(nullptr, 0), TROPICAL_INVALID_ARGUMENT);
+
+    ASSERT_EQ(tropical_add_nvrtc_site_folders(folders.c_str(), 12), TROPICAL_SUCCESS) << last_message();
+    ASSERT_EQ(tropical_add_nvrtc_site_folders(folders.c_str(), 12), TROPICAL_SUCCESS);
+    ASSERT_EQ(tropical_nvrtc_search_path(text, sizeof text), TROPICAL_SUCCESS);
+    const std::string search = text;  // after the library's own places (and earlier tests' fallbacks)
+    EXPECT_THAT(search, EndsWith("\n" + cu12 + "\n" + cu13 + "\n"));
+    EXPECT_LT(search.find("/usr/local/cuda/lib64/libnvrtc.so\n"), search.find(cu12));
+    ASSERT_EQ(tropical_nvrtc_search_places(text, sizeof text), TROPICAL_SUCCESS);
+    EXPECT_THAT(std::string(text), StartsWith("libnvrtc.so.13\tthe system library path\n"));
+    EXPECT_THAT(std::string(text), EndsWith(cu12 + "\tpip's NVRTC wheel in " + root + "\n" + cu13 +
+                                            "\tpip's NVRTC wheel in " + root + "\n"));
+    ::setenv("TROPICAL_GEMM_NVRTC", "/x/libnvrtc.so", 1);
+    ASSERT_EQ(tropical_nvrtc_search_places(text, sizeof text), TROPICAL_SUCCESS);
+    EXPECT_STREQ(text, "/x/libnvrtc.so\tfrom $TROPICAL_GEMM_NVRTC, the only place looked at while it is set\n");
+    ::unsetenv("TROPICAL_GEMM_NVRTC");
+}
+
+TEST(CApiSemirings, GradientsAsTheLibrarySays) {
+    int32_t count = 0;
+    for (; tropical_semiring_name(static_cast<tropical_semiring>(count)); ++count)
+        EXPECT_EQ(tropical_semiring_has_gradient(static_cast<tropical_semiring>(count)),
+                  tropical::has_gradient(static_cast<tropical::Semiring>(count)) ? 1 : 0);
+    EXPECT_EQ(tropical_semiring_has_gradient(TROPICAL_MAXPLUS), 1);
+    EXPECT_EQ(tropical_semiring_has_gradient(TROPICAL_MINMAX), 1);
+    EXPECT_EQ(tropical_semiring_has_gradient(TROPICAL_COUNTING), 0);
+    EXPECT_EQ(tropical_semiring_has_gradient(TROPICAL_ORAND), 0);
+    EXPECT_EQ(tropical_semiring_has_gradient(static_cast<tropical_semiring>(count)), -1);
+    EXPECT_EQ(tropical_semiring_has_gradient(static_cast<tropical_semiring>(-1)), -1);
 }
 
 // A negative device hint is refused before anything is looked up; a hint names the device of the

@@ -99,7 +99,7 @@ TEST(KernelRegistry, OrAndKernelsAndTheirNames) {
     EXPECT_EQ(to_string(KernelGroup::PackBits), "pack_bits");
     EXPECT_EQ(to_string(KernelVariant::Packed), "packed");
     EXPECT_EQ(to_string(KernelOperation::PackBits), "pack_bits");
-    EXPECT_THAT(entry_point(row_of(*pack), "p"), HasSubstr("p(const TgPackParams p) {\n    tg::pack(p);"));
+    EXPECT_THAT(entry_point(row_of(*pack), "p"), HasSubstr("p(const TgPackParams p) {\n    tg::pack<256>(p);"));
     EXPECT_THAT(entry_point(row_of(*packed), "q"),
                 HasSubstr("tg::product<tg::Packed, false, tg::OrAnd, unsigned char, tg::Tile<128, 128, 16, 8, 8, 8>, "
                           "256>(p);"));
@@ -118,9 +118,9 @@ TEST(KernelSource, DeviceCodeIncludesNothingAndNamesItsFiles) {
     for (std::size_t at = 0; (at = code.find("#include", at)) != std::string_view::npos; ++at)
         EXPECT_TRUE(at > 0 && code[at - 1] != '\n') << "the device code must include no headers";
     for (const char* piece :
-         {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh", "kernels/main_loop.cuh",
-          "kernels/small.cuh", "kernels/backward.cuh", "kernels/counting.cuh", "kernels/orand_staging.cuh",
-          "kernels/orand.cuh", "kernels/entry.cuh"})
+         {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh", "kernels/argmax_rescan.cuh",
+          "kernels/main_loop.cuh", "kernels/small.cuh", "kernels/backward.cuh", "kernels/counting.cuh",
+          "kernels/orand_staging.cuh", "kernels/orand.cuh", "kernels/entry.cuh"})
         EXPECT_THAT(std::string(code), HasSubstr(std::string("#line 1 \"") + piece + "\"\n"));
 }
 
@@ -148,8 +148,9 @@ TEST(KernelSource, EntryPointsSayTheirRowInTheDeviceCodesWords) {
     EXPECT_THAT(entry_point(row_of(*find_kernel("tropical_gemm_argmax_i64_minplus")), "x"),
                 HasSubstr("__launch_bounds__(256) x(const TgGemmParams p) {\n    tg::product<tg::Tiled, true, "
                           "tg::MinPlus, long long, tg::Tile<64, 64, 8, 4, 4, 8>, 256>(p);"));
-    EXPECT_THAT(entry_point(row_of(*find_kernel("tropical_backward_b_f32")), "y"),
-                HasSubstr("__launch_bounds__(1024) y(const TgBackwardParams p) {\n    tg::scatter<float, false>(p);"));
+    EXPECT_THAT(
+        entry_point(row_of(*find_kernel("tropical_backward_b_f32")), "y"),
+        HasSubstr("__launch_bounds__(1024) y(const TgBackwardParams p) {\n    tg::scatter<float, false, 1024>(p);"));
 }
 
 // A row whose threads do not fit its tile does not compile: the entry point's static_assert names
@@ -165,4 +166,24 @@ TEST(KernelSource, AnEntryPointWhoseThreadsDoNotFitItsTileFailsToCompile) {
     } catch (const CompileError& e) {
         EXPECT_THAT(e.log(), HasSubstr("the row's threads must be its tile's"));
     }
+}
+
+// The rows without a tile check their threads against what their kernels need: grad_B's slab
+// columns, the packing's whole warps.
+TEST(KernelSource, ScatterAndPackBitsEntryPointsCheckTheirThreads) {
+    const auto compiler = make_nvrtc_compiler();
+    const auto fails = [&](const char* kernel, int threads, const char* message) {
+        CatalogueRow row = row_of(*find_kernel(kernel));
+        row.threads = threads;
+        const std::string unit = std::string(device_source()) + "\n" + entry_point(row, "mismatched");
+        try {
+            compiler->compile("mismatched", unit, compile_options(90, false));
+            ADD_FAILURE() << kernel << " with " << threads << " threads compiled";
+        } catch (const CompileError& e) {
+            EXPECT_THAT(e.log(), HasSubstr(message)) << kernel;
+        }
+    };
+    fails("tropical_backward_b_f32", 1020, "a multiple of a slab's columns");  // slabs of 8 columns
+    fails("tropical_backward_a_f64", 2048, "must fit a block");
+    fails("tropical_pack_bits_u8_orand", 100, "must be whole warps");
 }

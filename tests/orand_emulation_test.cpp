@@ -29,6 +29,7 @@
 #include "kernel_params.h"
 #include "semiring.cuh"
 #include "staging.cuh"
+#include "argmax_rescan.cuh"
 #include "main_loop.cuh"
 #include "small.cuh"
 namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
@@ -57,7 +58,7 @@ void product_entry(const void* params) {
     tg::product<Variant, ARGMAX, tg::OrAnd, unsigned char, tg::Tile<128, 128, BK, 8, 8, SK>, 256>(
         *static_cast<const TgGemmParams*>(params));
 }
-void pack_entry(const void* params) { tg::pack(*static_cast<const TgPackParams*>(params)); }
+void pack_entry(const void* params) { tg::pack<256>(*static_cast<const TgPackParams*>(params)); }
 
 struct Emulated {
     void (*entry)(const void*);

@@ -245,6 +245,10 @@ TROPICAL_GEMM_EXPORT const char* tropical_status_name(tropical_status status);
  * take semirings by name iterate from 0 to NULL. */
 TROPICAL_GEMM_EXPORT const char* tropical_semiring_name(tropical_semiring semiring);
 
+/* 1 where the semiring has a gradient (tropical_gemm_backward_a/b and the host ones take it), 0 where
+ * it has none (TROPICAL_COUNTING, TROPICAL_ORAND), -1 for a value that is no semiring. */
+TROPICAL_GEMM_EXPORT int32_t tropical_semiring_has_gradient(tropical_semiring semiring);
+
 /* --- the kernel registry (tropical/kernels.hpp) ---------------------------------------------------- */
 
 /* One kernel, in words (static strings, as the warm-up tool prints them). */
@@ -293,13 +297,30 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_warm_kernel(const char* name, int3
 /* The places the library looks for NVRTC, in order, one per line, into `out` (`capacity` bytes, with
  * the terminating NUL): $TROPICAL_GEMM_NVRTC alone where it is set; else libnvrtc.so.13 and .12 on
  * the loader's path, the toolkits under $CUDA_HOME and $CUDA_PATH, /usr/local/cuda/lib64, then the
- * fallbacks added below. Loads nothing. */
+ * fallbacks added below, in the order added. Loads nothing. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_nvrtc_search_path(char* out, int64_t capacity);
 
-/* Adds `path` (a libnvrtc.so) to the places looked at after the library's own, e.g. the NVRTC that a
- * Python package ships (PyTorch's nvidia-cuda-nvrtc). Takes effect only before NVRTC is first loaded;
- * adding a place twice adds it once. */
+/* The same places, each with where it came from ("from $CUDA_HOME"), one per line as the path, a tab
+ * and those words. Loads nothing. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_nvrtc_search_places(char* out, int64_t capacity);
+
+/* Adds `path` (a libnvrtc.so) to the places looked at after the library's own. Takes effect only
+ * before NVRTC is first loaded; adding a place twice adds it once. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_add_nvrtc_fallback(const char* path);
+
+/* The NVRTC that pip's CUDA wheels install (nvidia-cuda-nvrtc, which PyTorch brings), where the
+ * library's own places do not reach: a language whose packages live in site-packages folders names
+ * them in `folders`, one per line, and the library adds as fallbacks the wheels' libraries it finds
+ * there (<folder>/nvidia/cu.../lib/libnvrtc.so.<major>: nvidia/cu13/lib for CUDA 13,
+ * nvidia/cuda_nvrtc/lib for CUDA 12), in the order it tries them: those of CUDA major version
+ * `preferred_major` first (the one the application loads itself, e.g. PyTorch's; 0 for none), then
+ * the newest first. As tropical_add_nvrtc_fallback: only before NVRTC is first loaded, each once. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_add_nvrtc_site_folders(const char* folders, int32_t preferred_major);
+
+/* The libraries tropical_add_nvrtc_site_folders would add for the same arguments, in its order, one
+ * per line into `out` (`capacity` bytes, with the terminating NUL). Adds and loads nothing. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_nvrtc_site_libraries(const char* folders, int32_t preferred_major,
+                                                                   char* out, int64_t capacity);
 
 #ifdef __cplusplus
 }

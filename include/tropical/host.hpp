@@ -51,6 +51,17 @@ TROPICAL_GEMM_EXPORT void product_packed(Semiring semiring, const OperandRef& a,
 TROPICAL_GEMM_EXPORT void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
                                     const Options& options);
 
+// The body of every backward template below (of A or B, single or batched): the views type-erased
+// for backward().
+template <SemiringTag S, Element T, class GradC, class Argmax, class Operand, class Grad>
+void backward_of(Gradient of, const GradC& grad_c, const Argmax& argmax, const Operand& a, const Operand& b,
+                 const Grad& grad, std::int64_t count, const Options& options) {
+    using tropical::detail::operand;
+    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
+    detail::backward(of, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a), operand(b),
+                     operand(grad), count, options);
+}
+
 }  // namespace detail
 
 // C = A (x) B.  A is M x K, B is K x N, C is M x N.
@@ -83,10 +94,7 @@ void gemm_with_argmax(tropical::detail::In<T> a, tropical::detail::In<T> b, Matr
 template <SemiringTag S, Element T>
 void gemm_backward_a(tropical::detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, tropical::detail::In<T> a,
                      tropical::detail::In<T> b, MatrixView<T> grad_a, const Options& options = {}) {
-    using tropical::detail::operand;
-    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
-    detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a),
-                     operand(b), operand(grad_a), 1, options);
+    detail::backward_of<S, T>(detail::Gradient::OfA, grad_c, argmax, a, b, grad_a, 1, options);
 }
 
 // The same without A, for the semirings whose gradient of A reads B at most.
@@ -103,10 +111,7 @@ requires(!tropical::detail::needs_both_operands<S>) void gemm_backward_a(tropica
 template <SemiringTag S, Element T>
 void gemm_backward_b(tropical::detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, tropical::detail::In<T> a,
                      tropical::detail::In<T> b, MatrixView<T> grad_b, const Options& options = {}) {
-    using tropical::detail::operand;
-    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
-    detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a),
-                     operand(b), operand(grad_b), 1, options);
+    detail::backward_of<S, T>(detail::Gradient::OfB, grad_c, argmax, a, b, grad_b, 1, options);
 }
 
 // The same without B, for the semirings whose gradient of B reads A at most.
@@ -145,10 +150,7 @@ template <SemiringTag S, Element T>
 void gemm_batched_backward_a(tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
                              tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> grad_a,
                              std::int64_t count, const Options& options = {}) {
-    using tropical::detail::operand;
-    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
-    detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a),
-                     operand(b), operand(grad_a), count, options);
+    detail::backward_of<S, T>(detail::Gradient::OfA, grad_c, argmax, a, b, grad_a, count, options);
 }
 
 template <SemiringTag S, Element T>
@@ -162,10 +164,7 @@ template <SemiringTag S, Element T>
 void gemm_batched_backward_b(tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
                              tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> grad_b,
                              std::int64_t count, const Options& options = {}) {
-    using tropical::detail::operand;
-    static_assert(tropical::detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
-    detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), operand(grad_c), operand(argmax), operand(a),
-                     operand(b), operand(grad_b), count, options);
+    detail::backward_of<S, T>(detail::Gradient::OfB, grad_c, argmax, a, b, grad_b, count, options);
 }
 
 template <SemiringTag S, Element T>

@@ -45,13 +45,16 @@ def test_pip_candidates_find_pytorchs_nvrtc(tmp_path):
     assert found == [cu13, cu12]
 
 
-def test_pytorchs_cuda_version_comes_first():
-    pip = ["/site/nvidia/cu13/lib/libnvrtc.so.13", "/site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"]
-    assert _nvrtc.preferred(pip, 12) == [pip[1], pip[0]]
-    assert _nvrtc.preferred(pip, 13) == pip
-    assert _nvrtc.preferred(pip, None) == pip  # no PyTorch: newest first
-    assert _nvrtc.preferred(pip, 11) == pip
-    assert _nvrtc.preferred([], 13) == []
+def test_pytorchs_cuda_version_comes_first(tmp_path):
+    # The library orders what it finds (tropical_nvrtc_site_libraries): PyTorch's major version first.
+    site = str(tmp_path / "site")
+    pip = [touch(tmp_path / "site" / "nvidia" / "cu13" / "lib" / "libnvrtc.so.13"),
+           touch(tmp_path / "site" / "nvidia" / "cuda_nvrtc" / "lib" / "libnvrtc.so.12")]
+    assert _nvrtc.pip_candidates([site], 12) == [pip[1], pip[0]]
+    assert _nvrtc.pip_candidates([site], 13) == pip
+    assert _nvrtc.pip_candidates([site], None) == pip  # no PyTorch: newest first
+    assert _nvrtc.pip_candidates([site], 11) == pip
+    assert _nvrtc.pip_candidates([str(tmp_path / "none")], 13) == []
 
 
 def test_fallbacks_come_after_the_librarys_own_places(python, subprocess_env, tmp_path):

@@ -335,7 +335,7 @@ def test_nvrtc_from_pytorch(python, subprocess_env, tmp_path):
         a = torch.randn(8, 8, device="cuda"); b = torch.randn(8, 8, device="cuda")
         torch.testing.assert_close(tg.matmul(a, b).cpu(), tg.matmul(a.cpu(), b.cpu()), rtol=0, atol=0)
         added = _nvrtc.ensure()
-        assert added == _nvrtc.preferred(_nvrtc.pip_candidates(), _nvrtc.torch_cuda_major()), added
+        assert added == _nvrtc.pip_candidates(cuda_major=_nvrtc.torch_cuda_major()), added
         assert _nvrtc.search_path()[-len(added):] == added
         assert "TROPICAL_GEMM_NVRTC" not in os.environ
         print("ok")

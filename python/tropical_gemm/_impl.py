@@ -93,9 +93,38 @@ _int64 = ctypes.c_int64
 _ONE = _int64(1)  # the batch count of every 2-D call, made once
 
 
-def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
+def _host_options() -> bytes:
+    """tropical_host_options: overwrite, on as many threads as PyTorch's CPU ops use
+    (torch.set_num_threads)."""
+    return _pack_host_options(0, torch.get_num_threads())
+
+
+def _device_options(device) -> bytes:
+    """tropical_options for the CUDA tensors' device: PyTorch's current stream there, accumulate off and
+    the device hint (the first GPU call also names pip's NVRTC to the library: _nvrtc.ensure)."""
+    if not _nvrtc.done:
+        _nvrtc.ensure()
+    index = device.index
+    return _pack_options(_stream(index), 0, index + 1)
+
+
+def _launch(op: str, fn, head: tuple, c: Tensor, argmax, m: int, n: int, batch, options: bytes):
+    """fn(*head, dc, batch, options), or with argmax fn(*head, dc, dm, batch, options), where dc and dm
+    describe C and argmax (m x n, row-major, products m * n apart): the products' common tail. Raises
+    the library's error; returns C, or (C, argmax)."""
+    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    if argmax is None:
+        status = fn(*head, dc, batch, options)
+    else:
+        status = fn(*head, dc, _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n), batch, options)
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    return c if argmax is None else (c, argmax)
+
+
+def _product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool, cuda: bool):
     s, t, sa, sb = check_product_shapes(op, a, b, semiring, batched)
-    if s == _ORAND and _prepack(sa, sb):
+    if cuda and s == _ORAND and _prepack(sa, sb):
         return _prepacked_cuda(op, a, b, batched, with_argmax)
     device = a.device
     dtype = a.dtype
@@ -112,72 +141,37 @@ def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, w
         m, n = sa[0], sb[1]
         c = torch.empty(m, n, dtype=dtype, device=device)
         argmax = torch.empty(m, n, dtype=torch.int32, device=device) if with_argmax else None
+    # The same descriptors on both devices: strided operands go as they are, others as a copy.
     da, a_ = _gpu_matrix(a, batched)
     db, b_ = _gpu_matrix(b, batched)
-    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-    if not _nvrtc.done:
-        _nvrtc.ensure()
-    index = device.index
-    options = _pack_options(_stream(index), 0, index + 1)  # accumulate off, the device hint
     batch = _ONE if count == 1 else _int64(count)
-    if with_argmax:
-        dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-        status = _gemm_argmax_c(s, t, da, db, dc, dm, batch, options)
-    else:
-        status = _gemm_c(s, t, da, db, dc, batch, options)
-    if status:
-        raise _native.library_error(status, f"tropical.{op}: ")
-    return (c, argmax) if with_argmax else c
-
-
-def _host_options() -> bytes:
-    """tropical_host_options: overwrite, on as many threads as PyTorch's CPU ops use
-    (torch.set_num_threads)."""
-    return _pack_host_options(0, torch.get_num_threads())
+    if cuda:
+        fn = _gemm_argmax_c if with_argmax else _gemm_c
+        return _launch(op, fn, (s, t, da, db), c, argmax, m, n, batch, _device_options(device))
+    fn = _host_gemm_argmax_c if with_argmax else _host_gemm_c
+    return _launch(op, fn, (s, t, da, db), c, argmax, m, n, batch, _host_options())
 
 
 def _product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
-    s, t, sa, sb = check_product_shapes(op, a, b, semiring, batched)
-    if batched:
-        count = sb[0] if sa[0] == 1 else sa[0]  # a batch of 1 broadcasts, also against 0
-        m, n = sa[1], sb[2]
-        c = torch.empty(count, m, n, dtype=a.dtype)
-        argmax = torch.empty(count, m, n, dtype=torch.int32) if with_argmax else None
-        if count == 0:  # an empty batch: nothing to compute, and the empty operand may have no memory
-            return (c, argmax) if with_argmax else c
-    else:
-        count = 1
-        m, n = sa[0], sb[1]
-        c = torch.empty(m, n, dtype=a.dtype)
-        argmax = torch.empty(m, n, dtype=torch.int32) if with_argmax else None
-    # The same descriptors as on the GPU: strided operands go as they are, others as a copy.
-    da, a_ = _gpu_matrix(a, batched)
-    db, b_ = _gpu_matrix(b, batched)
-    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-    batch = _ONE if count == 1 else _int64(count)
-    if with_argmax:
-        dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-        status = _host_gemm_argmax_c(s, t, da, db, dc, dm, batch, _host_options())
-    else:
-        status = _host_gemm_c(s, t, da, db, dc, batch, _host_options())
-    if status:
-        raise _native.library_error(status, f"tropical.{op}: ")
-    return (c, argmax) if with_argmax else c
+    return _product(op, a, b, semiring, batched, with_argmax, False)
 
 
-def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
+def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
+    return _product(op, a, b, semiring, batched, with_argmax, True)
+
+
+def _backward(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str, cuda: bool):
     s, t = check_backward(op, grad_c, argmax, a, b, semiring)
     device = grad_c.device
     batched = grad_c.dim() == 3
     count = grad_c.shape[0] if batched else 1
     target = a if which == "a" else b
     rows, cols = target.shape[-2], target.shape[-1]
-    # The kernels cannot sum a batch into one matrix (outputs may not overlap): a broadcast operand
-    # gets the gradient of every product, summed afterwards.
-    shape = (count, rows, cols) if batched else (rows, cols)
     if count == 0:  # no products, no contributions
         return torch.zeros(target.shape, dtype=a.dtype, device=device)
-    grad = torch.empty(shape, dtype=a.dtype, device=device)
+    # The kernels cannot sum a batch into one matrix (outputs may not overlap): a broadcast operand
+    # gets the gradient of every product, summed afterwards.
+    grad = torch.empty((count, rows, cols) if batched else (rows, cols), dtype=a.dtype, device=device)
     dgc, grad_c_ = _gpu_matrix(grad_c, batched)
     dam, argmax_ = _gpu_matrix(argmax, batched)
     # The operands the semiring's gradient reads (MaxMul the other one, MaxMin and MinMax both); NULL
@@ -186,11 +180,10 @@ def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tenso
     da, a_ = _gpu_matrix(a, batched) if reads_a else (None, None)
     db, b_ = _gpu_matrix(b, batched) if reads_b else (None, None)
     dg = _pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
-    if not _nvrtc.done:
-        _nvrtc.ensure()
-    index = device.index
-    options = _pack_options(_stream(index), 0, index + 1)  # accumulate off, the device hint
-    fn = _backward_a_c if which == "a" else _backward_b_c
+    if cuda:
+        fn, options = (_backward_a_c if which == "a" else _backward_b_c), _device_options(device)
+    else:
+        fn, options = (_host_backward_a_c if which == "a" else _host_backward_b_c), _host_options()
     status = fn(s, t, dgc, dam, da, db, dg, _ONE if count == 1 else _int64(count), options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
@@ -200,30 +193,11 @@ def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tenso
 
 
 def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
-    s, t = check_backward(op, grad_c, argmax, a, b, semiring)
-    batched = grad_c.dim() == 3
-    count = grad_c.shape[0] if batched else 1
-    target = a if which == "a" else b
-    rows, cols = target.shape[-2], target.shape[-1]
-    if count == 0:  # no products, no contributions
-        return torch.zeros(target.shape, dtype=a.dtype)
-    # As on the GPU, outputs may not overlap: a broadcast operand gets the gradient of every
-    # product, summed afterwards.
-    grad = torch.empty((count, rows, cols) if batched else (rows, cols), dtype=a.dtype)
-    dgc, grad_c_ = _gpu_matrix(grad_c, batched)
-    dam, argmax_ = _gpu_matrix(argmax, batched)
-    # The operands the semiring's gradient reads (MaxMul the other one, MaxMin and MinMax both).
-    reads_a, reads_b = gradient_reads(s, which)
-    da, a_ = _gpu_matrix(a, batched) if reads_a else (None, None)
-    db, b_ = _gpu_matrix(b, batched) if reads_b else (None, None)
-    dg = _pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
-    fn = _host_backward_a_c if which == "a" else _host_backward_b_c
-    status = fn(s, t, dgc, dam, da, db, dg, _ONE if count == 1 else _int64(count), _host_options())
-    if status:
-        raise _native.library_error(status, f"tropical.{op}: ")
-    if batched and target.shape[0] != count:
-        grad = grad.sum(0, keepdim=True)
-    return grad
+    return _backward(op, which, grad_c, argmax, a, b, semiring, False)
+
+
+def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
+    return _backward(op, which, grad_c, argmax, a, b, semiring, True)
 
 
 # --- OrAnd on packed operands -------------------------------------------------------------------
@@ -277,10 +251,7 @@ def _pack(op: str, x: Tensor, dim: int, cuda: bool) -> Tensor:
     count = x.shape[0] if batched else 1
     as_ = PACK_A if d == -1 else PACK_B
     if cuda:
-        if not _nvrtc.done:
-            _nvrtc.ensure()
-        index = x.device.index
-        status = _native.lib.tropical_pack_bits(dx, as_, dw, count, _pack_options(_stream(index), 0, index + 1))
+        status = _native.lib.tropical_pack_bits(dx, as_, dw, count, _device_options(x.device))
     else:
         status = _native.lib.tropical_host_pack_bits(dx, as_, dw, count, _host_options())
     if status:
@@ -307,28 +278,13 @@ def _packed_product(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool, cu
         return (c, argmax) if with_argmax else c
     da, a_ = _gpu_matrix(a, batched)
     db, b_ = _gpu_matrix(b, batched)
-    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
     batch = _ONE if count == 1 else _int64(count)
-    kk = _int64(k)
+    head = (_ORAND, da, db, _int64(k))
     if cuda:
-        if not _nvrtc.done:
-            _nvrtc.ensure()
-        index = device.index
-        options = _pack_options(_stream(index), 0, index + 1)
-        if with_argmax:
-            dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-            status = _gemm_packed_argmax_c(_ORAND, da, db, kk, dc, dm, batch, options)
-        else:
-            status = _gemm_packed_c(_ORAND, da, db, kk, dc, batch, options)
-    else:
-        if with_argmax:
-            dm = _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n)
-            status = _host_gemm_packed_argmax_c(_ORAND, da, db, kk, dc, dm, batch, _host_options())
-        else:
-            status = _host_gemm_packed_c(_ORAND, da, db, kk, dc, batch, _host_options())
-    if status:
-        raise _native.library_error(status, f"tropical.{op}: ")
-    return (c, argmax) if with_argmax else c
+        fn = _gemm_packed_argmax_c if with_argmax else _gemm_packed_c
+        return _launch(op, fn, head, c, argmax, m, n, batch, _device_options(device))
+    fn = _host_gemm_packed_argmax_c if with_argmax else _host_gemm_packed_c
+    return _launch(op, fn, head, c, argmax, m, n, batch, _host_options())
 
 
 def _packed_product_cpu(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):

@@ -132,6 +132,7 @@ _declare(lib.tropical_host_simd_target, [], _p)
 _declare(lib.tropical_last_error_message, [], _p)
 _declare(lib.tropical_status_name, [_i32], _p)
 _declare(lib.tropical_semiring_name, [_i32], _p)
+_declare(lib.tropical_semiring_has_gradient, [_i32], _i32)
 _declare(lib.tropical_status_string, [_i32], _p)
 
 
@@ -154,7 +155,10 @@ _declare(lib.tropical_device_architectures, [ctypes.POINTER(_i32), _i64, ctypes.
 _declare(lib.tropical_warm_targets, [ctypes.POINTER(_i32), _i64, ctypes.POINTER(_i32), _i64, ctypes.POINTER(_i64)])
 _declare(lib.tropical_warm_kernel, [_p, _i32, ctypes.POINTER(WarmResultC)])
 _declare(lib.tropical_nvrtc_search_path, [_p, _i64])
-_declare(lib.tropical_add_nvrtc_fallback, [_p])
+_declare(lib.tropical_nvrtc_search_places, [_p, _i64])
+# pip's NVRTC: site-packages folders (one per line) and the CUDA major version to prefer (0: none).
+_declare(lib.tropical_nvrtc_site_libraries, [_p, _i32, _p, _i64])
+_declare(lib.tropical_add_nvrtc_site_folders, [_p, _i32])
 
 # The NumPy reference takes its views as the bytes of packed tgh_view structs (c_char_p passes a
 # bytes object's buffer without a copy).
@@ -199,11 +203,14 @@ def semiring_names() -> dict[str, int]:
     return names
 
 
-SEMIRINGS = semiring_names()
+ALL_SEMIRINGS = semiring_names()
+# The semirings with a gradient, by name, as the library says (tropical_semiring_has_gradient): the
+# backward kernels, which take their semiring at launch, serve these.
+GRADIENT_SEMIRINGS = frozenset(n for n, v in ALL_SEMIRINGS.items() if lib.tropical_semiring_has_gradient(v) == 1)
 # The counting semiring's elements are (value, count) pairs: it has entry points of its own
 # (counting_matmul, einsum(semiring="counting")), so the scalar ops' names leave it out.
 COUNTING = "counting"
-SEMIRINGS.pop(COUNTING, None)
+SEMIRINGS = {n: v for n, v in ALL_SEMIRINGS.items() if n != COUNTING}
 
 
 def _words_of(name: str) -> tuple[str, str]:

@@ -120,6 +120,17 @@ def _dtype_tag(dtype) -> str:
     return tag
 
 
+def _semiring_name(semiring) -> str:
+    """A semiring's name from any spelling the ops accept, or the name of any semiring of the library
+    (counting's kernels are selected by name like any other's)."""
+    word = str(semiring).lower()
+    name = _native.SEMIRING_ALIASES.get(word, word if word in _native.ALL_SEMIRINGS else None)
+    if name is None:
+        others = " or ".join(repr(n) for n in _native.ALL_SEMIRINGS if n not in _native.SEMIRINGS)
+        raise InvalidArgumentError(f"unknown semiring {semiring!r}: use {_native.semiring_list()} (or {others})")
+    return name
+
+
 def _chosen(values: Iterable, field: str, known: Iterable[str]) -> set[str]:
     """The values of a registry field asked for, checked against those the registry has."""
     known = sorted(set(known))
@@ -140,8 +151,9 @@ def select_kernels(
 ) -> list[str]:
     """Kernel names by name, and/or by the registry's fields: ``dtypes`` (``torch.float32``,
     ``"float32"`` or ``"f32"``; ``torch.bool``, ``"uint8"`` or ``"u8"`` for OrAnd's), ``semirings`` (a
-    kernel that takes its semiring at launch, such as the backward ones, matches any but ``"counting"``
-    and ``"orand"``, which have no backward), ``groups`` (``"gemm"``, ``"gemm_argmax"``, ``"batched"``, ``"backward_a"``,
+    kernel that takes its semiring at launch, such as the backward ones, matches every semiring with a
+    gradient, as the library's ``tropical_semiring_has_gradient`` says: not ``"counting"``, not
+    ``"orand"``), ``groups`` (``"gemm"``, ``"gemm_argmax"``, ``"batched"``, ``"backward_a"``,
     ``"backward_b"``, ``"pack_bits"``) and ``variants`` (``"tiled"``, ``"splitk"``, ..., ``"packed"``)."""
     registry = _read_registry()
     by_name = {k.name: k for k in registry}
@@ -159,18 +171,9 @@ def select_kernels(
         tags = {_dtype_tag(d) for d in dtypes}
         chosen = [k for k in chosen if k.dtype in tags]
     if semirings is not None:
-        names = set()
-        for s in semirings:
-            canonical = _native.SEMIRING_ALIASES.get(str(s).lower())
-            if str(s).lower() == _native.COUNTING:  # its kernels are selected by name like any other's
-                canonical = _native.COUNTING
-            if canonical is None:
-                raise InvalidArgumentError(
-                    f"unknown semiring {s!r}: use {_native.semiring_list()} (or '{_native.COUNTING}')")
-            names.add(canonical)
-        # Kernels that take their semiring at launch (backward) serve every semiring with a gradient:
-        # not counting, not orand (Boolean).
-        launch_ok = bool(names - {_native.COUNTING, "orand"})
+        names = {_semiring_name(s) for s in semirings}
+        # Kernels that take their semiring at launch (backward) serve every semiring with a gradient.
+        launch_ok = bool(names & _native.GRADIENT_SEMIRINGS)
         chosen = [k for k in chosen if (k.semiring == "any" and launch_ok) or k.semiring in names]
     if groups is not None:
         wanted_groups = _chosen(groups, "group", (k.group for k in registry))
@@ -198,7 +201,10 @@ def warm_up(
     :func:`select_kernels`). ``archs``: architectures such as ``[90]``; default those of this
     machine's GPUs (no GPU needed when they are given). NVRTC is found as for the ops (the library's
     own search, then PyTorch's). Raises :class:`NoCompilerError` without NVRTC,
-    :class:`InvalidArgumentError` where the disk cache is off (``TROPICAL_GEMM_CACHE=off``).
+    :class:`InvalidArgumentError` where the disk cache is off (``TROPICAL_GEMM_CACHE=off``, or
+    ``TROPICAL_GEMM_CACHE_DIR`` set but empty: an empty value turns the disk cache off, with a
+    warning where kernels are loaded, and never means the default folder, so that a script whose
+    variable came out empty cannot fill or clear your real cache).
     """
     names = select_kernels(kernels, dtypes, semirings, groups=groups, variants=variants)
     _nvrtc.ensure()  # before the architectures are checked against NVRTC

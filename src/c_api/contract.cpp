@@ -23,15 +23,8 @@ void refuse_accumulate(int32_t accumulate) {
 }
 
 tropical::GemmOptions gpu_options(const tropical_options* options) {
-    tropical::GemmOptions o;
-    if (options) {
-        refuse_accumulate(options->accumulate);
-        if (options->device_hint < 0)
-            throw tropical::InvalidArgument("options.device_hint must be 0 (no hint) or TROPICAL_DEVICE_HINT(d)");
-        o.stream = static_cast<tropical::Stream>(options->stream);
-        o.device = options->device_hint - 1;
-    }
-    return o;
+    if (options) refuse_accumulate(options->accumulate);
+    return tropical::detail::options_from_c(options);
 }
 
 tropical::host::Options host_options(const tropical_host_options* options) {

@@ -11,15 +11,18 @@ namespace {
 using tropical::detail::Operation;
 using tropical::detail::raw;
 
+// A request converted without options, run on the CPU with the host options (NULL: the defaults).
+void run_host(tropical::detail::Request q, const tropical_host_options* options) {
+    q.options.accumulate = options && options->accumulate != 0;
+    tropical::cpu::run(q, options ? options->threads : 0);
+}
+
 tropical_status call_host(Operation op, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
                           const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
                           const tropical_matrix* grad, int64_t batch, const tropical_host_options* options) {
     return tropical::detail::guarded([&] {
         tropical::detail::require_descriptors(op, semiring, a, b, c, argmax, grad);
-        tropical::detail::Request q =
-            tropical::detail::request_from_c(op, semiring, dtype, a, b, c, argmax, grad, batch, nullptr);
-        q.options.accumulate = options && options->accumulate != 0;
-        tropical::cpu::run(q, options ? options->threads : 0);
+        run_host(tropical::detail::request_from_c(op, semiring, dtype, a, b, c, argmax, grad, batch, nullptr), options);
     });
 }
 
@@ -58,10 +61,8 @@ tropical_status tropical_host_gemm_packed(tropical_semiring s, const tropical_ma
                                           int64_t k, const tropical_matrix* c, int64_t batch,
                                           const tropical_host_options* options) {
     return tropical::detail::guarded([&] {
-        tropical::detail::Request q =
-            tropical::detail::packed_request_from_c(Operation::Gemm, raw(s), a, b, k, c, nullptr, batch, nullptr);
-        q.options.accumulate = options && options->accumulate != 0;
-        tropical::cpu::run(q, options ? options->threads : 0);
+        run_host(tropical::detail::packed_request_from_c(Operation::Gemm, raw(s), a, b, k, c, nullptr, batch, nullptr),
+                 options);
     });
 }
 
@@ -70,20 +71,16 @@ tropical_status tropical_host_gemm_packed_argmax(tropical_semiring s, const trop
                                                  const tropical_matrix* argmax, int64_t batch,
                                                  const tropical_host_options* options) {
     return tropical::detail::guarded([&] {
-        tropical::detail::Request q =
-            tropical::detail::packed_request_from_c(Operation::GemmArgmax, raw(s), a, b, k, c, argmax, batch, nullptr);
-        q.options.accumulate = options && options->accumulate != 0;
-        tropical::cpu::run(q, options ? options->threads : 0);
+        run_host(
+            tropical::detail::packed_request_from_c(Operation::GemmArgmax, raw(s), a, b, k, c, argmax, batch, nullptr),
+            options);
     });
 }
 
 tropical_status tropical_host_pack_bits(const tropical_matrix* bytes, tropical_pack as, const tropical_matrix* words,
                                         int64_t batch, const tropical_host_options* options) {
-    return tropical::detail::guarded([&] {
-        tropical::detail::Request q = tropical::detail::pack_request_from_c(bytes, raw(as), words, batch, nullptr);
-        q.options.accumulate = options && options->accumulate != 0;
-        tropical::cpu::run(q, options ? options->threads : 0);
-    });
+    return tropical::detail::guarded(
+        [&] { run_host(tropical::detail::pack_request_from_c(bytes, raw(as), words, batch, nullptr), options); });
 }
 
 const char* tropical_host_simd_target(void) { return tropical::cpu::target_name(); }

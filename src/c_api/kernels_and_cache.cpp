@@ -1,5 +1,6 @@
 // The C ABI's kernel registry, kernel cache and NVRTC search: thin wrappers of tropical/kernels.hpp,
 // tropical/cache.hpp and the NVRTC loader.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,32 @@ void copy_out(std::string_view text, char* out, int64_t capacity, const char* wh
             fmt::format("{} holds {} bytes but {} are needed", what, capacity, text.size() + 1));
     text.copy(out, text.size());
     out[text.size()] = '\0';
+}
+
+// The lines of `text` (a C caller's list, one item per line), less empty ones.
+std::vector<std::string> lines_of(const char* text, const char* what) {
+    require_pointer(text, what);
+    std::vector<std::string> out;
+    for (std::string_view rest = text; !rest.empty();) {
+        const auto end = std::min(rest.find('\n'), rest.size());
+        if (end > 0) out.emplace_back(rest.substr(0, end));
+        rest.remove_prefix(std::min(end + 1, rest.size()));
+    }
+    return out;
+}
+
+std::string one_per_line(const std::vector<std::string>& items) {
+    std::string text;
+    for (const auto& item : items) text += item + "\n";
+    return text;
+}
+
+// The NVRTC search, a place per line: its path, and with `why` a tab and where it came from.
+std::string nvrtc_search_text(bool why) {
+    std::string text;
+    for (const auto& candidate : tropical::detail::nvrtc_candidates())
+        text += candidate.path + (why ? "\t" + candidate.why : std::string()) + "\n";
+    return text;
 }
 
 }  // namespace
@@ -99,11 +126,23 @@ tropical_status tropical_warm_kernel(const char* name, int32_t arch, tropical_wa
 }
 
 tropical_status tropical_nvrtc_search_path(char* out, int64_t capacity) {
+    return guarded([&] { copy_out(nvrtc_search_text(false), out, capacity, "the output buffer"); });
+}
+
+tropical_status tropical_nvrtc_search_places(char* out, int64_t capacity) {
+    return guarded([&] { copy_out(nvrtc_search_text(true), out, capacity, "the output buffer"); });
+}
+
+tropical_status tropical_nvrtc_site_libraries(const char* folders, int32_t preferred_major, char* out,
+                                              int64_t capacity) {
     return guarded([&] {
-        std::string text;
-        for (const auto& candidate : tropical::detail::nvrtc_candidates()) text += candidate.path + "\n";
-        copy_out(text, out, capacity, "the output buffer");
+        const auto found = tropical::detail::site_nvrtc_libraries(lines_of(folders, "folders"), preferred_major);
+        copy_out(one_per_line(found), out, capacity, "the output buffer");
     });
+}
+
+tropical_status tropical_add_nvrtc_site_folders(const char* folders, int32_t preferred_major) {
+    return guarded([&] { tropical::detail::add_nvrtc_site_folders(lines_of(folders, "folders"), preferred_major); });
 }
 
 tropical_status tropical_add_nvrtc_fallback(const char* path) {

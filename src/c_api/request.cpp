@@ -38,6 +38,20 @@ DType dtype_from_c(std::int32_t dtype) {
     return checked_enum<DType>(dtype, static_cast<std::int32_t>(std::size(all_dtypes)), "element type");
 }
 
+GemmOptions options_from_c(const tropical_options* options) {
+    GemmOptions o;
+    if (!options) return o;
+    if (options->device_hint < 0)
+        throw InvalidArgument(
+            fmt::format("options.device_hint is {}: it is 0 (no hint) or TROPICAL_DEVICE_HINT(d) "
+                        "= d + 1 for CUDA device d",
+                        options->device_hint));
+    o.stream = static_cast<Stream>(options->stream);
+    o.accumulate = options->accumulate != 0;
+    o.device = options->device_hint - 1;
+    return o;
+}
+
 std::string required_descriptors(Operation operation, std::int32_t semiring) {
     switch (operation) {
     case Operation::Gemm: return "11100";
@@ -75,16 +89,7 @@ Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t 
     q.argmax = operand(argmax, "argmax");
     q.grad = operand(grad, operation == Operation::BackwardA ? "grad_A" : "grad_B");
     q.batch = batch;
-    if (options) {
-        q.options.stream = static_cast<Stream>(options->stream);
-        q.options.accumulate = options->accumulate != 0;
-        if (options->device_hint < 0)
-            throw InvalidArgument(
-                fmt::format("options.device_hint is {}: it is 0 (no hint) or TROPICAL_DEVICE_HINT(d) "
-                            "= d + 1 for CUDA device d",
-                            options->device_hint));
-        q.options.device = options->device_hint - 1;
-    }
+    q.options = options_from_c(options);
     return q;
 }
 
@@ -112,16 +117,7 @@ Request pack_request_from_c(const tropical_matrix* bytes, std::int32_t as, const
     q.c = operand(words, "words");
     q.pack = as == TROPICAL_PACK_A ? PackAs::A : PackAs::B;
     q.batch = batch;
-    if (options) {
-        q.options.stream = static_cast<Stream>(options->stream);
-        q.options.accumulate = options->accumulate != 0;
-        if (options->device_hint < 0)
-            throw InvalidArgument(
-                fmt::format("options.device_hint is {}: it is 0 (no hint) or TROPICAL_DEVICE_HINT(d) "
-                            "= d + 1 for CUDA device d",
-                            options->device_hint));
-        q.options.device = options->device_hint - 1;
-    }
+    q.options = options_from_c(options);
     return q;
 }
 

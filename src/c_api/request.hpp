@@ -13,6 +13,10 @@ namespace tropical::detail {
 Semiring semiring_from_c(std::int32_t semiring);
 DType dtype_from_c(std::int32_t dtype);
 
+// The C options as the library's (defaults for NULL): the stream, accumulate, and the device hint,
+// checked (InvalidArgument for a negative one) and turned into a device ordinal (-1: no hint).
+GemmOptions options_from_c(const tropical_options* options);
+
 // The descriptors an operation cannot do without, in the order a b c argmax grad ("11100" for a
 // product): for a backward pass, grad_C, argmax, the gradient, and A and B where the semiring's
 // gradient reads them (a semiring out of range reads neither here; validation names it).

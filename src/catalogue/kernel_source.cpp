@@ -35,10 +35,10 @@ std::string entry_point(const CatalogueRow& row, std::string_view name) {
     const std::string head = fmt::format("#line 1 \"kernels/catalogue.def: {}\"\nextern \"C\" __global__ void {} {}",
                                          name, launch_bounds(row), name);
     if (row.variant == KernelVariant::Scatter)
-        return fmt::format("{}(const TgBackwardParams p) {{\n    tg::scatter<{}, {}>(p);\n}}\n", head,
-                           device_type(row.dtype), row.operation == KernelOperation::BackwardA);
+        return fmt::format("{}(const TgBackwardParams p) {{\n    tg::scatter<{}, {}, {}>(p);\n}}\n", head,
+                           device_type(row.dtype), row.operation == KernelOperation::BackwardA, row.threads);
     if (row.operation == KernelOperation::PackBits)
-        return fmt::format("{}(const TgPackParams p) {{\n    tg::pack(p);\n}}\n", head);
+        return fmt::format("{}(const TgPackParams p) {{\n    tg::pack<{}>(p);\n}}\n", head, row.threads);
     const TileShape& t = row.tile;
     if (row.semiring == Semiring::Counting)
         return fmt::format(

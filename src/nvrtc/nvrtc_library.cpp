@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -20,7 +22,7 @@ std::atomic<bool> g_loaded{false};
 
 struct Fallbacks {
     std::mutex mutex;
-    std::vector<std::string> paths;
+    std::vector<LibraryCandidate> places;  // in the order added, each path once
 };
 
 Fallbacks& fallbacks() {
@@ -31,6 +33,68 @@ Fallbacks& fallbacks() {
 std::string env(const char* name) {
     const char* value = std::getenv(name);
     return value ? value : "";
+}
+
+void add_fallback(LibraryCandidate place) {
+    auto& extra = fallbacks();
+    std::lock_guard lock(extra.mutex);
+    const auto same = [&](const LibraryCandidate& c) { return c.path == place.path; };
+    if (std::none_of(extra.places.begin(), extra.places.end(), same)) extra.places.push_back(std::move(place));
+}
+
+// The entries of a folder, none where it cannot be read (or is no folder).
+std::vector<std::filesystem::path> entries_of(const std::filesystem::path& folder) {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+        out.push_back(it->path());
+    return out;
+}
+
+// The major version of an NVRTC named by its soname, libnvrtc.so.<major>; -1 for any other name
+// (libnvrtc.so.12.8, libnvrtc-builtins.so.12.8).
+int soname_major(std::string_view name) {
+    constexpr std::string_view prefix = "libnvrtc.so.";
+    if (!name.starts_with(prefix)) return -1;
+    const std::string_view digits = name.substr(prefix.size());
+    int major = -1;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), major);
+    return error == std::errc() && end == digits.data() + digits.size() && major >= 0 ? major : -1;
+}
+
+// pip's NVRTC wheels under `folders`, in the order to try them (site_nvrtc_libraries), each with
+// the folder it was found in.
+std::vector<LibraryCandidate> site_candidates(const std::vector<std::string>& folders, int preferred_major) {
+    struct Found {
+        LibraryCandidate place;
+        int major;
+    };
+    std::vector<Found> found;
+    std::vector<std::string> looked;
+    for (const auto& folder : folders) {
+        if (folder.empty() || std::find(looked.begin(), looked.end(), folder) != looked.end()) continue;
+        looked.push_back(folder);
+        std::vector<Found> here;
+        for (const auto& wheel : entries_of(std::filesystem::path(folder) / "nvidia")) {
+            if (!wheel.filename().string().starts_with("cu")) continue;  // cu13, cuda_nvrtc, ...
+            for (const auto& file : entries_of(wheel / "lib"))
+                if (const int major = soname_major(file.filename().string()); major >= 0)
+                    here.push_back({{file.string(), "pip's NVRTC wheel in " + folder}, major});
+        }
+        std::sort(here.begin(), here.end(), [](const Found& x, const Found& y) { return x.place.path < y.place.path; });
+        for (auto& f : here) {
+            const auto same = [&](const Found& g) { return g.place.path == f.place.path; };
+            if (std::none_of(found.begin(), found.end(), same)) found.push_back(std::move(f));
+        }
+    }
+    // The preferred major version first, then the newest; where equal, as found.
+    std::stable_sort(found.begin(), found.end(), [&](const Found& x, const Found& y) {
+        const bool x_later = x.major != preferred_major, y_later = y.major != preferred_major;
+        return x_later != y_later ? !x_later : x.major > y.major;
+    });
+    std::vector<LibraryCandidate> out;
+    for (auto& f : found) out.push_back(std::move(f.place));
+    return out;
 }
 
 // NVRTC opens its builtins (libnvrtc-builtins.so.<major>.<minor>) by name the first time it
@@ -58,7 +122,8 @@ void preload_builtins(const std::string& nvrtc_file, int major, int minor) {
 }  // namespace
 
 std::vector<LibraryCandidate> nvrtc_candidates(const std::string& override_path) {
-    if (!override_path.empty()) return {{override_path, std::string("from ") + kNvrtcPathVariable}};
+    if (!override_path.empty())
+        return {{override_path, fmt::format("from ${}, the only place looked at while it is set", kNvrtcPathVariable)}};
     std::vector<LibraryCandidate> candidates = {
         {"libnvrtc.so.13", "the system library path"},
         {"libnvrtc.so.12", "the system library path"},
@@ -72,7 +137,7 @@ std::vector<LibraryCandidate> nvrtc_candidates(const std::string& override_path)
     candidates.push_back({"/usr/local/cuda/lib64/libnvrtc.so", "the default toolkit location"});
     auto& extra = fallbacks();
     std::lock_guard lock(extra.mutex);
-    for (const auto& path : extra.paths) candidates.push_back({path, "a fallback the application added"});
+    candidates.insert(candidates.end(), extra.places.begin(), extra.places.end());
     return candidates;
 }
 
@@ -80,9 +145,22 @@ std::vector<LibraryCandidate> nvrtc_candidates() { return nvrtc_candidates(env(k
 
 void add_nvrtc_fallback(const std::string& path) {
     if (path.empty()) throw InvalidArgument("an NVRTC fallback must name a library; it is empty");
-    auto& extra = fallbacks();
-    std::lock_guard lock(extra.mutex);
-    if (std::find(extra.paths.begin(), extra.paths.end(), path) == extra.paths.end()) extra.paths.push_back(path);
+    add_fallback({path, "a fallback the application added"});
+}
+
+std::vector<std::string> site_nvrtc_libraries(const std::vector<std::string>& folders, int preferred_major) {
+    std::vector<std::string> paths;
+    for (const auto& place : site_candidates(folders, preferred_major)) paths.push_back(place.path);
+    return paths;
+}
+
+std::vector<std::string> add_nvrtc_site_folders(const std::vector<std::string>& folders, int preferred_major) {
+    std::vector<std::string> paths;
+    for (auto& place : site_candidates(folders, preferred_major)) {
+        paths.push_back(place.path);
+        add_fallback(std::move(place));
+    }
+    return paths;
 }
 
 NvrtcApi load_nvrtc(const std::string& override_path) {

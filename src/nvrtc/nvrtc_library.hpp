@@ -1,8 +1,8 @@
 #pragma once
 // NVRTC, opened at run time and only when a kernel must really be compiled: a process that runs
 // from a warm cache never loads it, so a deployment can ship a warmed cache without the toolkit.
-// The search for it is here alone; the Python package adds the NVRTC that PyTorch ships as a
-// fallback (add_nvrtc_fallback) rather than searching itself.
+// The search for it is here alone, the places where pip's NVRTC wheels live included: the Python
+// package only names its site-packages folders (add_nvrtc_site_folders) and asks.
 #include <nvrtc.h>
 
 #include <string>
@@ -42,7 +42,8 @@ inline constexpr const char* kNvrtcPathVariable = "TROPICAL_GEMM_NVRTC";
 
 // Where NVRTC is looked for, in order: `override_path` alone when non-empty; else libnvrtc.so.13 and
 // libnvrtc.so.12 on the loader's path, the toolkits under $CUDA_HOME and $CUDA_PATH,
-// /usr/local/cuda/lib64, then the fallbacks added with add_nvrtc_fallback.
+// /usr/local/cuda/lib64, then the fallbacks added with add_nvrtc_fallback and
+// add_nvrtc_site_folders, in the order added. Each with the words that say where it came from.
 std::vector<LibraryCandidate> nvrtc_candidates(const std::string& override_path);
 // The same for this process's $TROPICAL_GEMM_NVRTC.
 std::vector<LibraryCandidate> nvrtc_candidates();
@@ -50,6 +51,17 @@ std::vector<LibraryCandidate> nvrtc_candidates();
 // Adds a place to look after the library's own (once; in the order added). Only a search that has
 // not happened yet sees it.
 void add_nvrtc_fallback(const std::string& path);
+
+// The NVRTC libraries that pip's CUDA wheels put in a site-packages folder, where the places above
+// do not reach: <folder>/nvidia/cu*/lib/libnvrtc.so.<major> (nvidia/cu13/lib for CUDA 13,
+// nvidia/cuda_nvrtc/lib for CUDA 12). Those under `folders` (each looked at once, in the order
+// given), in the order to try them: those of CUDA major version `preferred_major` first (the one the
+// application loads itself, such as PyTorch's; 0: none), then the newest major version first.
+// Reads folders only; loads nothing.
+std::vector<std::string> site_nvrtc_libraries(const std::vector<std::string>& folders, int preferred_major);
+
+// Adds site_nvrtc_libraries(folders, preferred_major) as fallbacks, in that order; returns them.
+std::vector<std::string> add_nvrtc_site_folders(const std::vector<std::string>& folders, int preferred_major);
 
 // Loads NVRTC from the candidates; throws NoCompiler naming every place tried and the variable.
 NvrtcApi load_nvrtc(const std::string& override_path);
