@@ -1,8 +1,9 @@
 // Links that another user puts at every level of a cache in a shared folder, sticky (like /tmp)
-// or not: the root itself, v1, sm_XY, an entry, the record and a temp file, each pointing into the
-// victim's own cache. Whatever the victim runs there (the loader, list, trim, clear), as root or
-// as an ordinary user, finishes within a bound, writes and deletes nothing of the victim's own
-// cache, judges each link by the link itself (whose it is), and leaves a cache that still works.
+// or not: the root itself, v1, sm_XY, each kind of entry (CUBIN, PTX, PTX for the JIT), the record
+// and a temp file, each pointing into the victim's own cache. Whatever the victim runs there (the
+// loader, list, trim, clear), as root or as an ordinary user, finishes within a bound, writes and
+// deletes nothing of the victim's own cache, judges each link by the link itself (whose it is),
+// and leaves a cache that still works. (cache_root_link_test: the root's own rules.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,14 +69,24 @@ fs::path set_up(Level level, const fs::path& shared, const fs::path& victim_cach
         attacker_links(own_v1 / "sm_90", v1 / "sm_90");
         return shared;
     case Level::Files: {
-        fs::create_directories(v1 / "sm_90");
+        const std::string arch_folder = "sm_" + std::to_string(kArch), jit_folder = "sm_" + std::to_string(kNewArch);
+        fs::create_directories(v1 / arch_folder);
+        fs::create_directories(v1 / jit_folder);
         give(v1, victim, shared_mode);
-        give(v1 / "sm_90", victim, shared_mode);
+        give(v1 / arch_folder, victim, shared_mode);
+        give(v1 / jit_folder, victim, shared_mode);
+        // Every kind of entry (a CUBIN, its PTX twin, a PTX for the JIT) and the record, each a link
+        // to the victim's own file of that name.
         const fs::path cubin = entry_file(victim_cache, kArch, ".cubin");
-        attacker_links(cubin, v1 / "sm_90" / cubin.filename());
+        const fs::path ptx = entry_file(victim_cache, kArch, ".ptx");
+        const fs::path jit = entry_file(victim_cache, kNewArch, ".jit.ptx");
+        EXPECT_FALSE(cubin.empty() || ptx.empty() || jit.empty()) << "the victim's cache lacks an entry";
+        attacker_links(cubin, v1 / arch_folder / cubin.filename());
+        attacker_links(ptx, v1 / arch_folder / ptx.filename());
+        attacker_links(jit, v1 / jit_folder / jit.filename());
         attacker_links(own_v1 / "nvrtc-identity", v1 / "nvrtc-identity");
         // A temp file's name, old enough to count as abandoned: still not the victim's to remove.
-        const fs::path temp = v1 / "sm_90" / (cubin.filename().string() + ".tmp-1-dead");
+        const fs::path temp = v1 / arch_folder / (cubin.filename().string() + ".tmp-1-dead");
         attacker_links(cubin, temp);
         const timespec old[2] = {{1, 0}, {1, 0}};
         EXPECT_EQ(::utimensat(AT_FDCWD, temp.c_str(), old, AT_SYMLINK_NOFOLLOW), 0);

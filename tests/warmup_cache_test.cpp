@@ -2,6 +2,9 @@
 // --max-size on a temporary cache folder filled by the tool itself (--arch, no GPU).
 #include "support/warmup_tool.hpp"
 
+#include <sys/file.h>
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using namespace tropical::testing::warmup;
@@ -70,6 +73,9 @@ TEST(Warmup, ClearRemovesEntriesAndLeftoversButNothingItDidNotCreate) {
     std::ofstream(leftover) << "a write killed half-way";
     set_mtime(leftover, std::chrono::hours(1));
     std::ofstream(in_flight) << "a write under way in another process";
+    // Its writer holds it locked until the rename (a temp file found unlocked is a dead writer's).
+    const int writer = ::open(in_flight.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_EQ(::flock(writer, LOCK_EX), 0);
     std::ofstream(dir.path() / "keep-root.txt") << "mine";
     std::ofstream(v1 / "README") << "mine";
     std::ofstream(v1 / "sm_90" / "notes.cubin") << "mine, and no key in the name";
@@ -81,6 +87,7 @@ TEST(Warmup, ClearRemovesEntriesAndLeftoversButNothingItDidNotCreate) {
     EXPECT_EQ(doc["removed_files"].integer(), 6);  // and the leftover temp file and the compiler record
     EXPECT_EQ(files_under(dir.path()), (std::set<std::string>{"keep-root.txt", "v1/README", "v1/sm_90/notes.cubin",
                                                               fs::relative(in_flight, dir.path()).string()}));
+    ::close(writer);
     // An empty cache clears again without complaint.
     EXPECT_EQ(warmup({"--cache-dir", (dir.path() / "never-used").string(), "--clear"}).code, 0);
 }

@@ -138,6 +138,9 @@ TEST(Warmup, EmptyAndHugeValuesAreUsageErrorsThatSayWhatIsWrong) {
     TempDir dir;
     const std::string cache = (dir.path() / "cache").string();
     const std::string huge_name(100'000, 'k');
+    // A path no system call takes: 100 kB in all, or one name longer than a file name can be.
+    const std::string huge_dir = (dir.path() / std::string(100'000, 'd')).string();
+    const std::string long_name_dir = (dir.path() / std::string(300, 'n') / "cache").string();
     struct Case {
         std::vector<std::string> args;
         std::string says;
@@ -159,6 +162,16 @@ TEST(Warmup, EmptyAndHugeValuesAreUsageErrorsThatSayWhatIsWrong) {
         {{"--cache-dir", cache, "--max-size", ""}, "'' is not a size"},
         {{"--cache-dir", cache, "--max-size", "99999999999999999999"}, "is not a size"},
         {{"--cache-dir", cache, "--clear", "--variant", "splitk"}, "take no kernel selection"},
+        {{"--cache-dir", huge_dir, "--list"},
+         fmt::format("({} bytes) is too long to be a folder's path", huge_dir.size())},
+        {{"--cache-dir", huge_dir, "--verify"}, "is too long to be a folder's path"},
+        {{"--cache-dir", huge_dir, "--clear"}, "is too long to be a folder's path"},
+        {{"--cache-dir", huge_dir, "--max-size", "0"}, "is too long to be a folder's path"},
+        {{"--cache-dir", huge_dir, "--arch", "sm_90", "--kernel", "tropical_backward_a_f32"},
+         "is too long to be a folder's path: a path has at most 4095 bytes"},
+        {{"--cache-dir", long_name_dir, "--clear"}, "(300 bytes), longer than a file name can be (255 bytes)"},
+        {{"--cache-dir", long_name_dir, "--arch", "sm_90", "--kernel", "tropical_backward_a_f32"},
+         "longer than a file name can be"},
     };
     for (const auto& c : cases)
         for (const bool json : {false, true}) {
@@ -259,6 +272,41 @@ TEST(Warmup, JsonStaysValidAndLosslessForACacheFolderWhoseNameIsNotUtf8) {
         warmup({"--cache-dir", file.string(), "--arch", "sm_90", "--kernel", "tropical_backward_a_f32", "--json"});
     EXPECT_EQ(error.code, 3) << describe(error);
     EXPECT_THAT(error.json()["error"]["message"].text, HasSubstr((dir.path() / "file\\xff").string()));
+}
+
+// A value that is not UTF-8 (a byte string from a script, a Latin-1 name) is named in the usage
+// error, and with --json that error is still valid JSON, the bytes escaped as \xNN.
+TEST(Warmup, ValuesThatAreNotUtf8GiveValidJsonErrors) {
+    TempDir dir;
+    const std::string cache = (dir.path() / "cache").string();
+    struct Case {
+        std::vector<std::string> args;
+        std::string value;  // as given, in the message
+        std::string says;
+    };
+    const std::vector<Case> cases = {
+        {{"--kernel", "tropical_gemm_f32_maxplus\xff\xfe", "--arch", "sm_90"},
+         "tropical_gemm_f32_maxplus\xff\xfe",
+         "unknown kernel"},
+        {{"--kernel", "tropical_backward_a_f32,caf\xe9", "--arch", "sm_90"}, "caf\xe9", "unknown kernel"},
+        {{"--kernel", "\xc3\x28", "--arch", "sm_90"}, "\xc3\x28", "unknown kernel"},  // a broken 2-byte character
+        {{"--arch", "sm_9\xff"}, "sm_9\xff", "is not an architecture"},
+        {{"--arch", "sm_90,\xed\xa0\x80"}, "\xed\xa0\x80", "is not an architecture"},  // a UTF-16 surrogate
+    };
+    for (const auto& c : cases) {
+        std::vector<std::string> args = {"--cache-dir", cache, "--json"};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        const ToolRun run = warmup(args);
+        EXPECT_EQ(run.code, 2) << c.says << "\n" << describe(run);
+        EXPECT_THAT(run.err, HasSubstr("'" + c.value + "'")) << "the bytes as they are, for people";
+        const Json doc = run.json();  // a strict parser: text that is not UTF-8 is refused
+        EXPECT_EQ(doc["exit_code"].integer(), 2);
+        EXPECT_EQ(doc["error"]["kind"].text, "usage");
+        EXPECT_THAT(doc["error"]["message"].text, HasSubstr(c.says));
+        EXPECT_THAT(doc["error"]["message"].text, Not(HasSubstr("'" + c.value + "'")));
+        EXPECT_THAT(unescape(doc["error"]["message"].text), HasSubstr("'" + c.value + "'")) << "lossless";
+    }
+    EXPECT_TRUE(files_under(dir.path()).empty()) << "a usage error must not touch the cache";
 }
 
 // The examples of --help count what they select from the registry, so that they stay true.

@@ -149,7 +149,7 @@ struct RemovedFiles {
 };
 
 // Removes every entry of this format folder, the compiler record and temp files left by killed
-// writers (no writer holds them locked, and they were not written for 30 seconds), then the
+// writers (no writer holds them locked; on a file system without locks, not written for 30 s), then the
 // folders left empty. Files this library did not create are never touched; links and special files
 // in the library's names (an entry's, v1, sm_XY) are removed (the link, never what it points to).
 // Nothing in a folder that the trust rules refuse is removed, and no link is followed: what is left

@@ -33,9 +33,10 @@ namespace tropical::detail {
 // file is not one of ours, and is a miss, replaced, never read into memory.
 inline constexpr std::size_t kMaxEntryBytes = std::size_t{64} << 20;
 
-// A temp file that no writer holds locked and that has not been written for this long belongs to a
-// writer that died. The age covers the moment between a writer creating its temp file and locking
-// it, and writers of older versions of this library, which did not lock.
+// A temp file that no writer holds locked belongs to a writer that died, and is removed at once:
+// writers lock theirs from just after creating it until the rename, and one found unlocked in
+// between is made again by its writer (store_publish.cpp). Only where the file system has no locks
+// (flock fails), and for what is not a regular file, does the age decide: not written for this long.
 inline constexpr std::chrono::seconds kAbandonedTempAge{30};
 
 // Where a file of the cache lies: in the root, in the format folder, or in the folder of sm_<arch>.
@@ -119,7 +120,7 @@ public:
     // Removes what a scan found: 0 on success, else an errno (ENOENT: gone already; ESTALE: replaced
     // since the scan; EPERM: the trust rules forbid it; ENOTEMPTY: a folder with files in it).
     int remove(const StoredFile& file);
-    // Removes a temp file if its writer is gone (no lock held, older than kAbandonedTempAge).
+    // Removes a temp file if its writer is gone (no lock held on it; see kAbandonedTempAge).
     bool remove_if_abandoned(const StoredFile& temp);
     // Removes these sm_XY folders, and then (`format_folder`) the format folder, where empty and ours.
     void remove_empty_folders(const std::vector<int>& archs, bool format_folder);

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -105,6 +107,49 @@ FileRead read_failed(FileRead out, const fs::path& path, int error) {
     return out;
 }
 
+// The root's path without what makes a lookup follow a link at its end anyway: "cache/" and
+// "cache/." resolve a link named cache even for lstat and O_NOFOLLOW; "cache" does not.
+fs::path without_trailing_parts(fs::path path) {
+    while (path.has_relative_path() && (path.filename().empty() || path.filename() == ".")) {
+        fs::path parent = path.parent_path();
+        if (parent.empty()) break;  // "." itself: the current folder
+        path = std::move(parent);
+    }
+    return path;
+}
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+// A link of another user's in the root's place: refused, wherever it points.
+FolderOpen others_link(FolderOpen out, const fs::path& path, const struct stat& found) {
+    out = in_the_way(std::move(out), path, found);
+    out.refusal.problem = fmt::format(
+        "is a symbolic link owned by user {}, not by you (user {}), and the kernel "
+        "cache follows no link that another user made",
+        found.st_uid, ::geteuid());
+    return out;
+}
+
+// The root was looked at, and then something else was found there (`now`) when it was opened.
+FolderOpen replaced(FolderOpen out, const fs::path& path, const struct stat& now) {
+    if (S_ISLNK(now.st_mode) && now.st_uid != ::geteuid() && now.st_uid != 0)
+        return others_link(std::move(out), path, now);
+    out.outcome = FolderOpen::Outcome::InTheWay;
+    out.found = now;
+    out.refusal = {path,
+                   "was replaced by something else while it was being opened, so the kernel cache does not use it",
+                   fmt::format("if this happens again, another user or process keeps changing {}: set "
+                               "TROPICAL_GEMM_CACHE_DIR to a folder of your own",
+                               path.string())};
+    return out;
+}
+
+// How many links of the user's own may lead from the root named to the folder (as the kernel
+// bounds a chain of links): a loop of links is an error, not a hang.
+constexpr int kMaxRootLinks = 8;
+
+std::atomic<RootOpenHook> g_root_open_hook{nullptr};
+
 }  // namespace
 
 void FileHandle::reset(int fd) {
@@ -116,36 +161,62 @@ FolderOpen open_root_folder(const fs::path& root, bool create) {
     FolderOpen out;
     fs::path not_made;
     const int make_error = create ? make_path(root, not_made) : 0;
-    struct stat found {};
-    if (::lstat(root.c_str(), &found) != 0) {
-        if (errno != ENOENT || create)
-            return failed(std::move(out), make_error ? not_made : root, make_error ? make_error : errno,
-                          make_error ? "created" : "examined");
-        return out;
-    }
     const uid_t me = ::geteuid();
-    if (S_ISLNK(found.st_mode) && found.st_uid != me && found.st_uid != 0) {
-        out = in_the_way(std::move(out), root, found);
-        out.refusal.problem = fmt::format(
-            "is a symbolic link owned by user {}, not by you (user {}), and the kernel "
-            "cache follows no link that another user made",
-            found.st_uid, me);
-        return out;
-    }
-    FileHandle fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
-    if (!fd) {
-        const int error = errno;
-        struct stat target {};
-        if (error == ENOTDIR && ::stat(root.c_str(), &target) == 0) {
-            out = in_the_way(std::move(out), root, target);
+    // The path named, then the target of each link of this user's (or root's) on the way. Each is
+    // looked at (lstat), opened without following a link, and what was opened compared with what
+    // was looked at: a name swapped meanwhile (another user's link, another folder) is refused.
+    fs::path path = without_trailing_parts(root);
+    for (int links = 0;; ++links) {
+        struct stat found {};
+        if (::lstat(path.c_str(), &found) != 0) {
+            const int error = errno;
+            if (error == ENOENT && !create) return out;  // no cache yet, or a link of yours to nothing
+            if (make_error && links == 0) return failed(std::move(out), not_made, make_error, "created");
+            return failed(std::move(out), path, error, "examined");
+        }
+        if (S_ISLNK(found.st_mode)) {
+            if (found.st_uid != me && found.st_uid != 0) return others_link(std::move(out), path, found);
+            if (links == kMaxRootLinks) return failed(std::move(out), root, ELOOP, "opened");
+            // Exactly the link judged is read: held by a descriptor of its own (O_PATH), compared
+            // with what lstat said, and read through that descriptor.
+            if (const RootOpenHook hook = g_root_open_hook.load()) hook(path);
+            FileHandle link(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+            struct stat held {};
+            if (!link || ::fstat(link.get(), &held) != 0) return failed(std::move(out), path, errno, "opened");
+            if (!same_file(held, found)) return replaced(std::move(out), path, held);
+            char target[PATH_MAX];
+            const ssize_t length = ::readlinkat(link.get(), "", target, sizeof target);
+            if (length < 0) return failed(std::move(out), path, errno, "read");
+            if (static_cast<std::size_t>(length) >= sizeof target)
+                return failed(std::move(out), path, ENAMETOOLONG, "read");
+            const fs::path text(std::string(target, static_cast<std::size_t>(length)));
+            path = without_trailing_parts(text.is_absolute() ? text : path.parent_path() / text);
+            continue;
+        }
+        if (!S_ISDIR(found.st_mode)) {
+            out = in_the_way(std::move(out), path, found);
             out.refusal.fix = "set TROPICAL_GEMM_CACHE_DIR to a folder";  // the user's own file: never `rm` it
             return out;
         }
-        if (error == ENOENT && !create) return out;  // a link to nothing: no cache yet
-        return failed(std::move(out), root, error, "opened");
+        if (const RootOpenHook hook = g_root_open_hook.load()) hook(path);
+        FileHandle fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        if (!fd) {
+            const int error = errno;
+            if (error == ENOENT && !create) return out;  // removed since it was looked at
+            struct stat now {};
+            // A link (ELOOP) or something else (ENOTDIR) put in its place since it was looked at.
+            if ((error == ELOOP || error == ENOTDIR) && ::lstat(path.c_str(), &now) == 0)
+                return replaced(std::move(out), path, now);
+            return failed(std::move(out), path, error, "opened");
+        }
+        struct stat opened_info {};
+        if (::fstat(fd.get(), &opened_info) != 0) return failed(std::move(out), path, errno, "examined");
+        if (!same_file(opened_info, found)) return replaced(std::move(out), path, opened_info);
+        return opened(std::move(out), std::move(fd), root, std::nullopt);
     }
-    return opened(std::move(out), std::move(fd), root, std::nullopt);
 }
+
+void set_root_open_hook_for_testing(RootOpenHook hook) { g_root_open_hook = hook; }
 
 FolderOpen open_sub_folder(const Folder& parent, std::string_view name, bool create) {
     FolderOpen out;

@@ -73,8 +73,18 @@ struct FolderOpen {
 
 // The cache root; `create`: made if missing, with every missing folder on the way, each 0700. The
 // root is the one place where a link is followed (the user named the path, and a cache on another
-// disk through a link is common), and only a link that this user or root made.
+// disk through a link is common), and only a link that this user or root made: another user's link
+// there is refused (InTheWay), whatever it points to. The root (and each link of a chain) is looked
+// at with lstat, then opened without following a link (O_NOFOLLOW; a link through O_PATH, read
+// with readlinkat on that descriptor), and what was opened must be what lstat saw (device and
+// inode): a root replaced in between, by another user's link or by another folder, is refused.
+// The folders above the root are the user's choice, and followed as the path names them.
 FolderOpen open_root_folder(const std::filesystem::path& root, bool create);
+
+// Tests only: called between the look at the root (or at a link on the way) and its open, with
+// the path about to be opened, so that a test can replace it there.
+using RootOpenHook = void (*)(const std::filesystem::path& path);
+void set_root_open_hook_for_testing(RootOpenHook hook);
 
 // The folder `name` inside `parent`, never through a link; `create`: made (0700) if missing.
 FolderOpen open_sub_folder(const Folder& parent, std::string_view name, bool create);

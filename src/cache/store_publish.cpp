@@ -2,7 +2,12 @@
 // that died. A publish is: make the folder, create a unique temp file in it, lock it, write it,
 // fsync it, rename it over the final name, fsync the folder. A writer killed at any step leaves
 // the final name as it was (absent, or the old whole file) and at most its temp file, which the
-// next writer removes once no lock is held on it.
+// next writer removes as soon as no lock is held on it (the lock dies with its writer).
+//
+// The one moment a live writer's temp file is not locked is between its creation (O_EXCL) and
+// its flock. A sweeper that finds it then takes the lock itself and removes the file while holding
+// it; the writer's flock waits for that lock, then finds its file without a name (st_nlink 0), and
+// makes a fresh temp file. So no live writer loses its file, and no dead writer's file waits.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -38,6 +43,28 @@ bool write_all(int fd, std::span<const std::byte> bytes) {
     return true;
 }
 
+// How taking the lock of a new temp file went.
+enum class TempLock {
+    Held,     // this writer holds it: no sweeper will remove the file now
+    Swept,    // a sweeper removed the file before the lock was taken: make another
+    NoLocks,  // this file system has no flock: temp files go by their age alone
+};
+
+TempLock lock_temp(int fd) {
+    // A sweeper holds the lock only while it looks at the file and removes it: a moment. Far
+    // longer (a sweeper stopped in a debugger) counts as swept, and the writer makes another file.
+    for (int wait = 0; wait < 1000; ++wait) {
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            struct stat info {};
+            return ::fstat(fd, &info) == 0 && info.st_nlink > 0 ? TempLock::Held : TempLock::Swept;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EWOULDBLOCK) return TempLock::NoLocks;
+        ::usleep(1000);
+    }
+    return TempLock::Swept;
+}
+
 std::chrono::system_clock::time_point modified(const struct stat& info) {
     return std::chrono::system_clock::time_point{std::chrono::duration_cast<std::chrono::system_clock::duration>(
         std::chrono::seconds(info.st_mtim.tv_sec) + std::chrono::nanoseconds(info.st_mtim.tv_nsec))};
@@ -52,8 +79,10 @@ StoreWrite CacheStore::publish(int where, const std::string& name, std::span<con
     Opened opened;
     std::string temp;
     FileHandle fd;
+    bool swept = false;
     // Another process clearing the cache may remove the folders, empty, between their creation and
-    // the open: they are made again (a few times) before the cache is called unusable.
+    // the open, or a sweeper the temp file before it is locked: each is made again (a few times)
+    // before the cache is called unusable.
     for (int attempt = 0; attempt < 3 && !fd; ++attempt) {
         step(PublishStep::OpenFolder, name);
         opened = open_for_use(where, true);
@@ -69,19 +98,30 @@ StoreWrite CacheStore::publish(int where, const std::string& name, std::span<con
         if (!fd && error != ENOENT)
             return degrade(
                 fmt::format("cannot create {}: {}", (opened.folder->path / temp).string(), std::strerror(error)));
+        if (!fd) continue;
+        step(PublishStep::Lock, name);
+        // Held until the file is renamed and closed: whoever finds it locked knows that its writer lives.
+        if (lock_temp(fd.get()) == TempLock::Swept) {
+            struct stat info {};
+            // Gone already, or (held too long by another) removed here if it is still this file.
+            if (::fstat(fd.get(), &info) == 0 && info.st_nlink > 0) remove_at(*opened.folder, temp, info);
+            fd.reset();
+            swept = true;
+        }
     }
     if (!fd)
-        return degrade(fmt::format("a folder on the way to {} keeps disappearing (another process clearing the cache?)",
-                                   (root_ / name).string()));
+        return degrade(swept ? fmt::format("the temp files for {} were removed as they were made (another process "
+                                           "clearing the cache?)",
+                                           (root_ / name).string())
+                             : fmt::format("a folder on the way to {} keeps disappearing (another process clearing "
+                                           "the cache?)",
+                                           (root_ / name).string()));
     const Folder& folder = *opened.folder;
     const std::string temp_path = (folder.path / temp).string();
     auto failed = [&](const char* doing, int error) {
         ::unlinkat(folder.fd.get(), temp.c_str(), 0);
         return degrade(fmt::format("cannot {} {}: {}", doing, temp_path, std::strerror(error)));
     };
-    step(PublishStep::Lock, name);
-    // Held until the file is renamed and closed: whoever finds it locked knows that its writer lives.
-    (void)::flock(fd.get(), LOCK_EX | LOCK_NB);
     step(PublishStep::Write, name);
     if (!write_all(fd.get(), bytes)) return failed("write", errno);
     step(PublishStep::SyncFile, name);
@@ -100,9 +140,13 @@ StoreWrite CacheStore::publish(int where, const std::string& name, std::span<con
         StoreWrite why{false, true, fmt::format("{} is a folder, where the kernel cache keeps a file", path),
                        fmt::format("remove it (rm -r {}); tropical-gemm-warmup --clear removes it if empty", path)};
         warn_once("kernel cache in the way " + path,
-                  fmt::format("the kernel cache cannot keep {}: it is a folder, where the cache keeps a file. That "
-                              "kernel is kept in memory only. To fix it: {}.",
-                              path, why.fix));
+                  fmt::format("the kernel cache cannot keep {}: it is a folder, where the cache keeps a file. {} "
+                              "To fix it: {}.",
+                              path,
+                              name == kIdentityFileName
+                                  ? "Which NVRTC filled the cache is not recorded; the kernels are still kept."
+                                  : "That kernel is kept in memory only.",
+                              why.fix));
         return why;
     }
     step(PublishStep::SyncFolder, name);
@@ -125,13 +169,22 @@ bool CacheStore::remove_if_abandoned(const Folder& folder, const std::string& na
     if (folder.distrust) return false;
     const auto info = stat_at(folder, name);
     if (!info || !may_remove(folder.info, *info)) return false;
-    if (std::chrono::system_clock::now() - modified(*info) < kAbandonedTempAge) return false;
+    const bool old = std::chrono::system_clock::now() - modified(*info) >= kAbandonedTempAge;
     FileHandle held;
     if (S_ISREG(info->st_mode)) {
         held.reset(::openat(folder.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-        // Its writer holds it locked until the rename: a lock refused means the writer lives. (Where
-        // the file system has no locks, the age alone decides.)
-        if (!held || (::flock(held.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)) return false;
+        if (!held) return false;
+        struct stat opened {};
+        if (::fstat(held.get(), &opened) != 0 || opened.st_dev != info->st_dev || opened.st_ino != info->st_ino)
+            return false;  // replaced since it was looked at: judged again next time
+        // Its writer holds it locked from just after its creation until the rename: a lock refused
+        // means the writer lives; a lock taken means it is dead (or between creating and locking
+        // its file: it then finds the file gone and makes another, see lock_temp). The lock is held
+        // here until the file is removed. Where the file system has no locks, the age alone decides.
+        if (::flock(held.get(), LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EINTR || !old))
+            return false;
+    } else if (!old) {
+        return false;  // not a writer's: left to age, as where there are no locks
     }
     if (remove_at(folder, name, *info) != 0) return false;
     note_cache_removal();

@@ -4,6 +4,7 @@
 // memory bound, so that a hang, a crash or an allocation of a file's whole size is a failure of
 // the test, not of the test run.
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -46,7 +47,10 @@ inline Bounded run_bounded(const std::function<int()>& body, unsigned seconds = 
     const pid_t child = ::fork();
     if (child == 0) {
         ::alarm(seconds);
-        if (uid != static_cast<uid_t>(-1) && (::setgid(uid) != 0 || ::setuid(uid) != 0)) ::_exit(98);
+        // Root's supplementary groups go first: a child left in them could write what the user
+        // `uid` cannot (a folder of group root, 0775), and prove nothing about that user.
+        if (uid != static_cast<uid_t>(-1) && (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0))
+            ::_exit(98);
         int code = 99;
         try {
             code = body();

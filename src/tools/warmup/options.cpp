@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <climits>
 #include <functional>
 #include <map>
 #include <set>
@@ -110,10 +111,24 @@ std::string check_jobs(const std::string& text) {
 }
 
 // An empty folder name is refused rather than read as "the default": a script whose variable came
-// out empty would otherwise list, trim or clear the user's real cache.
+// out empty would otherwise list, trim or clear the user's real cache. A path that no system call
+// takes (longer than PATH_MAX, or with a name longer than NAME_MAX) is refused here too, in a short
+// message, rather than echoed in full by every warning and error about the folder.
 std::string check_cache_dir(const std::string& text) {
-    if (!text.empty()) return {};
-    return "an empty folder name is refused: name the cache folder, or leave --cache-dir out to use the default one";
+    if (text.empty())
+        return "an empty folder name is refused: name the cache folder, or leave --cache-dir out to use the default "
+               "one";
+    if (text.size() >= PATH_MAX)
+        return fmt::format("{} is too long to be a folder's path: a path has at most {} bytes", in_quotes(text),
+                           PATH_MAX - 1);
+    for (std::size_t start = 0; start < text.size();) {
+        const std::size_t end = std::min(text.find('/', start), text.size());
+        if (end - start > NAME_MAX)
+            return fmt::format("{} holds a name, {}, longer than a file name can be ({} bytes)", in_quotes(text),
+                               in_quotes(std::string_view(text).substr(start, end - start)), NAME_MAX);
+        start = end + 1;
+    }
+    return {};
 }
 
 // The example lines of --help that name a selection say how many kernels it selects, counted from
@@ -162,7 +177,7 @@ Exit codes:
   0  success
   1  a kernel failed to compile, or a cache entry failed verification
   2  usage error: unknown option, kernel, group, variant, type, semiring or architecture, or a bad
-     value (an empty --cache-dir, a --jobs that is not a number from 1 to {max_jobs})
+     value (an empty or overlong --cache-dir, a --jobs that is not a number from 1 to {max_jobs})
   3  environment error: NVRTC not found, cache folder not writable, the environment leaves the cache
      off and there is no --cache-dir, no GPU here and no --arch)",
         fmt::arg("all", tropical::kernel_registry().size()), fmt::arg("gemm_f32", kernels_in(gemm_f32)),
