@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
 #include "support/cpu_gemm.hpp"
 
@@ -52,6 +53,40 @@ TYPED_TEST(CpuGemm, TasksOnSeveralThreadsMatchTheReference) {
             for (int combination : {0, 3, 4})
                 check_host_products<S, T>(rng, s, layout_combination(combination, threads), Values::Typical,
                                           {.threads = threads});
+}
+
+// C wider than a B block (src/cpu/product-inl.h, BlocksFor: KC x NC elements of about 2 MiB): NC is
+// 1008 columns for f32 and i32 and 504 for f64 and i64 on AVX2 (1024 and 512 with argmax), 2016 and
+// 1008 on AVX-512, 1020 and 510 on SSE4. A column-major C is computed as its transpose (cpu/
+// host_product.cpp), so there M is the blocked dimension. 4133 columns cross several blocks on every
+// target, and on 2 threads each half (a band of columns) still crosses one. M and K stay small: on 2
+// threads on the best target, on 1 on every target this CPU runs. Once, on the best target, a K of
+// 515 also crosses a K block (512 terms) inside the column blocks of a C of 2021 columns (more than
+// any target's NC).
+TYPED_TEST(CpuGemm, ProductsWiderThanAColumnBlockMatchTheReference) {
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    constexpr std::int64_t wide = 4133;
+    struct Case {
+        Shape shape;
+        int combination;  // of layout_combination: bit 2 set for a column-major C
+    };
+    // Row-major C, where N is wide, then column-major C, where M is.
+    const Case cases[] = {{{3, wide, 7}, 0}, {{5, wide, 4}, 3}, {{wide, 3, 7}, 4}, {{wide, 4, 5}, 7}};
+    // The 2-thread runs are cut into bands of columns however little work they hold.
+    SplitSmallWork split;
+    for (const Case& c : cases)
+        check_host_products<S, T>(rng, c.shape, layout_combination(c.combination, 2), Values::Typical, {.threads = 2});
+    check_host_products<S, T>(rng, {1, 2021, 515}, layout_combination(1, 1), Values::Typical, {.threads = 1});
+    // On one thread, on every target (the cut into bands is the same code on all of them).
+    for (const std::int64_t target : cpu::runnable_targets()) {
+        ForcedTarget forced(target);
+        SCOPED_TRACE(std::string("target ") + cpu::target_name(target));
+        for (const Case& c : cases)
+            check_host_products<S, T>(rng, c.shape, layout_combination(c.combination, 1), Values::Typical,
+                                      {.threads = 1});
+    }
 }
 
 // A product large enough to be cut into tasks by its size alone, on every core.

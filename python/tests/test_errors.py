@@ -129,11 +129,17 @@ def test_warm_up_arguments():
         tg.warm_up(semirings=["plus"], archs=[90])
 
 
-def test_warm_up_architectures_follow_the_tools_rule():
+def test_warm_up_architectures_follow_the_tools_rule(monkeypatch, tmp_path):
     # An architecture NVRTC cannot compile for is refused, as tropical-gemm-warmup refuses it, and
     # nothing is created for it (NVRTC, which says what it knows, is there wherever the tests run).
+    # A cache folder of its own (warm-up reads the variable at each call), where sm_999 must not appear.
+    monkeypatch.setenv("TROPICAL_GEMM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TROPICAL_GEMM_CACHE", raising=False)
+    assert tg.cache_directory() == (str(tmp_path / "cache"), True)
     with pytest.raises(tg.UnsupportedError, match="NVRTC cannot compile for sm_999"):
         tg.warm_up(["tropical_gemm_f32_maxplus"], archs=[999])
+    assert not (tmp_path / "cache" / "v1" / "sm_999").exists()
+    assert not list((tmp_path / "cache").glob("**/sm_999")), "warm_up(archs=[999]) created a folder for it"
     with pytest.raises(tg.InvalidArgumentError, match="archs is empty"):
         tg.warm_up(archs=[])
     assert tg.cache.warm_targets([90, 80, 90]) == [80, 90]
