@@ -22,7 +22,7 @@ fi
 python3 -m venv "$venv"
 py="$venv/bin/python"
 "$py" -m pip install -q --no-cache-dir --upgrade pip
-if ! timeout 1800 "$py" -m pip install -q --no-cache-dir ./ pytest numpy opt_einsum; then
+if ! timeout 1800 "$py" -m pip install -q --no-cache-dir ./ pytest numpy opt_einsum cotengra; then
     echo "python/ci.sh: installing the package with PyTorch failed; installing it without PyTorch" \
          "(the tests that need PyTorch skip)" >&2
     "$py" -m pip install -q --no-cache-dir --no-deps ./

@@ -1,7 +1,9 @@
 """A brute-force statement of a tropical einsum, the oracle of test_einsum*.py: a loop over every
 assignment of the indices, (x) of the operands' entries, (+) into the output. It shares nothing
 with the package's parser or planner (its own reading of the equation, no pairwise products), so
-that agreement means something. Also the random equations and operands the tests draw.
+that agreement means something. Every semiring of tropical_reference, OrAnd (bool and uint8,
+nonzero is true) and, in brute_counting_einsum, the counting semiring's (value, count) pairs.
+Also the random equations and operands the tests draw.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def _nan_max(x, y):
 
 def times(semiring: str, x, y, z, integer: bool):
     """x (x) y; z is the semiring's zero (absorbing, exactly, for integers)."""
+    if semiring == "orand":
+        return bool(x) and bool(y)
     if semiring == "maxmin":
         return min(x, y) if integer else _nan_min(x, y)
     if semiring == "minmax":
@@ -37,7 +41,9 @@ def times(semiring: str, x, y, z, integer: bool):
 
 
 def better(semiring: str, x, y) -> bool:
-    """Whether x beats y under (+) (max or min)."""
+    """Whether x beats y under (+) (max, min, or OR: true beats false)."""
+    if semiring == "orand":
+        return bool(x) and not bool(y)
     return x > y if semiring in ("maxplus", "maxmul", "maxmin") else x < y
 
 
@@ -72,8 +78,8 @@ def brute_einsum(equation: str, arrays, semiring: str):
         for c, n in zip(term, a.shape):
             sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     dtype = arrays[0].dtype
-    integer = dtype.kind == "i"
-    z = zero(semiring, dtype).item()
+    integer = dtype.kind in "iub"  # no NaN
+    z = False if semiring == "orand" else zero(semiring, dtype).item()
     labels = sorted(sizes)
     out = np.full([sizes[c] for c in output], z, dtype=object)
     best = {}
@@ -83,6 +89,8 @@ def brute_einsum(equation: str, arrays, semiring: str):
         for t, a in zip(inputs, arrays):
             # A dimension of size 1 broadcasts: it is read at 0 whatever the index.
             entry = a[tuple(at[c] if n > 1 else 0 for c, n in zip(t, a.shape))].item()
+            if semiring == "orand":
+                entry = entry != 0  # a uint8 true may be any of 1..255; the result holds 0 and 1
             term = entry if term is None else times(semiring, term, entry, z, integer)
         pos = tuple(at[c] for c in output)
         current = out[pos]
@@ -167,7 +175,17 @@ def random_equation(rng, max_operands=5, max_assignments=1500):
 
 def random_arrays(rng, shapes, dtype: str, semiring: str, distinct: bool = False):
     """Operands for `shapes`: small integers (no overflow in 5 factors) or floats; MaxMul's are
-    non-negative. `distinct`: float64 values all different, for gradient tests (no ties)."""
+    non-negative. `distinct`: float64 values all different, for gradient tests (no ties). OrAnd's
+    are booleans (dtype bool or uint8, whose trues are any of 1..255), each operand of its own
+    density between 0.2 and 0.9, so that results hold both values."""
+    if semiring == "orand":
+        arrays = []
+        for s in shapes:
+            true = np.asarray(rng.random(s) < rng.uniform(0.2, 0.9)).reshape(s)
+            if np.dtype(dtype) == np.uint8:
+                true = np.where(true, rng.integers(1, 256, s), 0).astype(np.uint8).reshape(s)
+            arrays.append(true.astype(dtype))
+        return arrays
     count = sum(math.prod(s) for s in shapes)
     if distinct:
         values = rng.permutation(count).astype(np.float64) + rng.random(count) * 0.5
@@ -183,3 +201,70 @@ def random_arrays(rng, shapes, dtype: str, semiring: str, distinct: bool = False
         arrays.append(np.asarray(values[at:at + size]).astype(dtype).reshape(s))
         at += size
     return arrays
+
+
+# --- the counting semiring ------------------------------------------------------------------------
+
+
+def _counted(value: float, count: float) -> tuple[float, float]:
+    """A pair as the counting semiring's rules read it: a value -inf is the zero (count 0), a NaN
+    value has count NaN."""
+    if math.isnan(value):
+        return math.nan, math.nan
+    if value == -math.inf:
+        return value, 0.0
+    return value, count
+
+
+def _counting_plus(x: tuple[float, float], y: tuple[float, float]) -> tuple[float, float]:
+    """(+): the larger value with its count; equal values add their counts; NaN wins."""
+    if math.isnan(x[0]) or math.isnan(y[0]):
+        return math.nan, math.nan
+    if x[0] != y[0]:
+        return x if x[0] > y[0] else y
+    return x[0], x[1] + y[1]
+
+
+def brute_counting_einsum(equation: str, pairs, dtype: str = "float64"):
+    """(values, counts), float64 arrays: the counting einsum of `pairs` ((values, counts) NumPy
+    arrays of one shape each) by a loop over every assignment: each term's value is the sum of
+    its entries' values (rounded to `dtype`), its count the product of their counts; (+) keeps
+    the largest value and adds the counts of the terms that attain it. '...', diagonals and
+    size-1 broadcasting as in brute_einsum."""
+    inputs, output = read_equation(equation, [v.ndim for v, _ in pairs])
+    sizes = {}
+    for term, (v, _) in zip(inputs, pairs):
+        for c, n in zip(term, v.shape):
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
+    labels = sorted(sizes)
+    acc = {pos: (-math.inf, 0.0) for pos in itertools.product(*(range(sizes[c]) for c in output))}
+    for values in itertools.product(*(range(sizes[c]) for c in labels)):
+        at = dict(zip(labels, values))
+        value, count = 0.0, 1.0
+        for t, (v, c) in zip(inputs, pairs):
+            where = tuple(at[l] if n > 1 else 0 for l, n in zip(t, v.shape))
+            x, k = _counted(float(v[where]), float(c[where]))
+            value, count = value + x, count * k
+        value = float(np.asarray(value, dtype=dtype))
+        pos = tuple(at[c] for c in output)
+        acc[pos] = _counting_plus(acc[pos], _counted(value, count))
+    out_values = np.empty([sizes[c] for c in output])
+    out_counts = np.empty(out_values.shape)
+    for pos, (v, c) in acc.items():
+        out_values[pos], out_counts[pos] = _counted(v, c)
+    return out_values, out_counts
+
+
+def random_counting_pairs(rng, shapes, dtype: str, specials: bool = False):
+    """(values, counts) per shape: small integer values (-2..2, so that terms tie and their counts
+    add), counts 0..3 (float64); with `specials`, some values -inf and a few NaN. No +inf: an
+    einsum contracts in steps, and -inf + +inf = NaN is not distributive (README, "Counting")."""
+    pairs = []
+    for s in shapes:
+        values = rng.integers(-2, 3, s).astype(np.float64)
+        if specials:
+            r = rng.random(s)
+            values = np.where(r < 0.1, -np.inf, np.where(r < 0.11, np.nan, values))
+        counts = rng.integers(0, 4, s).astype(np.float64)
+        pairs.append((np.asarray(values, dtype=dtype).reshape(s), np.asarray(counts).reshape(s)))
+    return pairs

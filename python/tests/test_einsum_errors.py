@@ -50,6 +50,21 @@ def test_operands():
         tg.einsum("ij,jk", A, B, semiring="maxsum")
 
 
+@pytest.mark.parametrize("equation", ["ij->ji", "ij,jk"])  # the first runs no product: einsum checks itself
+def test_booleans_are_orand_and_orand_booleans(equation):
+    n = equation.count(",") + 1
+    bools, floats = torch.zeros(2, 2, dtype=torch.bool), torch.zeros(2, 2)
+    with pytest.raises(tg.UnsupportedError, match="'orand' .or, and. is Boolean: it takes bool or uint8"):
+        tg.einsum(equation, *[floats] * n, semiring="orand")
+    for t in (bools, bools.to(torch.uint8)):
+        with pytest.raises(tg.UnsupportedError, match="tensors are booleans, for semiring 'orand'"):
+            tg.einsum(equation, *[t] * n, semiring="maxplus")
+    with pytest.raises(tg.InvalidArgumentError, match="operand 0 is torch.bool but operand 1 is torch.uint8"):
+        tg.einsum("ij,jk", bools, bools.to(torch.uint8), semiring="orand")
+    with pytest.raises(tg.UnsupportedError, match="counting values are float32 or float64"):
+        tg.einsum(equation, *[bools] * n, semiring="counting")
+
+
 @pytest.mark.gpu
 def test_mixed_devices():
     with pytest.raises(tg.InvalidArgumentError, match="operand 0 is on cpu but operand 1 is on cuda:0"):

@@ -25,7 +25,7 @@ from torch import Tensor
 from typing import NamedTuple
 
 from . import _contract, _einsum_graphs, _einsum_plan
-from ._checks import DTYPES, _dtype_code, unsupported_device
+from ._checks import DTYPES, _dtype_code, check_semiring_dtype, unsupported_device
 from ._native import COUNTING, SEMIRINGS, InvalidArgumentError
 from .functional import _direct_ok, semiring_name
 
@@ -191,11 +191,14 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     one operand takes its diagonal; a size of 1 broadcasts. For networks of more than 52 indices,
     any non-ASCII character is an index too (``opt_einsum.get_symbol(n)`` makes them), or use
     the sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` with ints. ``semiring`` is any of
-    :func:`tropical_gemm.matmul`'s; the operands share one dtype (float32, float64, int32, int64)
-    and one device (CUDA or CPU). ``optimize`` chooses the order of pairwise contractions: an
-    opt_einsum strategy (``"auto"``, ``"greedy"``, ``"optimal"``, ``"dp"``, ``"random-greedy"``,
-    ``"auto-hq"``, ...), ``"cotengra"`` (when cotengra is installed), an opt_einsum or cotengra
-    optimizer object, or a path such as ``[(0, 1), (0, 1)]`` in opt_einsum's form.
+    :func:`tropical_gemm.matmul`'s, or ``"counting"`` (below); the operands share one dtype and one
+    device (CUDA or CPU): float32, float64, int32 or int64, and for ``semiring="orand"`` (OR, AND)
+    bool or uint8 (nonzero is true; the result has their dtype and holds 0 and 1), e.g.
+    ``einsum("ij,jk->ik", adj, adj, semiring="orand")``: the pairs joined by a path of two edges.
+    ``optimize`` chooses the order of pairwise contractions: an opt_einsum strategy (``"auto"``,
+    ``"greedy"``, ``"optimal"``, ``"dp"``, ``"random-greedy"``, ``"auto-hq"``, ...),
+    ``"cotengra"`` (when cotengra is installed), an opt_einsum or cotengra optimizer object, or a
+    path such as ``[(0, 1), (0, 1)]`` in opt_einsum's form.
 
     Differentiable for float32 and float64: for a MaxPlus (or MinPlus) network with a scalar
     result, the gradient with respect to each operand is 1 on the entries of one optimal
@@ -205,9 +208,11 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     multiplicities) and returns ``(values, counts)``: the network's max-plus result and, for each
     entry, how many assignments attain it (each weighted by the product of its entries' counts).
     An operand is then a float32/float64 tensor of values (a count of 1 each) or a ``(values,
-    counts)`` pair; e.g. the ground-state degeneracy of a spin glass is ``einsum(eq, *bond_tensors,
-    semiring="counting")[1]``. Indices that one operand alone holds add the counts of equal maxima
-    as well. Not differentiable.
+    counts)`` pair (the counts converted to float64), the two forms mixed as one likes; e.g. the
+    ground-state degeneracy of a spin glass is ``einsum(eq, *bond_tensors, semiring="counting")[1]``,
+    and ``values, counts = einsum("ij,jk->ik", a, (b, b_counts), semiring="counting")``. The values
+    come back in the operands' dtype, the counts as float64. Indices that one operand alone holds
+    add the counts of equal maxima as well. Not differentiable.
 
     ``cuda_graph=True`` is for a network evaluated again and again with operands of the same shapes
     (new values each time), on CUDA without gradients: the first call runs the steps and captures
@@ -231,6 +236,9 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
         operands = tuple(operands[0])
     s = semiring_name(semiring)
     _check_operands(operands)
+    # OrAnd takes booleans and nothing else does: checked here, since an einsum of one operand that
+    # reduces nothing runs no product that would check it.
+    check_semiring_dtype("einsum", SEMIRINGS[s], operands[0])
     shapes = tuple(tuple(t.shape) for t in operands)
     compiling = torch.compiler.is_compiling()
     setup = _traced_plan_and_program if compiling else _plan_and_program
@@ -240,6 +248,9 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     direct = not grad and not compiling and _plain(operands)
     s_code, t_code = SEMIRINGS[s], DTYPES[first.dtype]
     one = _one(s, first.dtype)
+    # An OrAnd result holds 0 and 1 (as matmul's does). Where no step runs (one operand, nothing
+    # reduced) it would be a view of the operand: uint8 trues other than 1 become 1.
+    to_01 = s == "orand" and first.dtype == torch.uint8 and not program.steps and program.prepare[0][2] is None
 
     def step(a, b, la, lb, lc, shape, refused):
         if direct:
@@ -272,6 +283,8 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
                 values[slot_b] = None
             values.append(step(a, b, la, lb, lc, shape, memo))
         result = values[program.result]
+        if to_01:
+            result = result.ne(0).to(torch.uint8)
         return result if program.final is None else result.permute(program.final)
 
     if cuda_graph:
