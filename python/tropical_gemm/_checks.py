@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._native import COUNTING, SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
+from ._native import COUNTING, GRADIENT_SEMIRINGS, SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
 
 DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3,
           torch.uint8: 4, torch.bool: 4}  # -> tropical_dtype (uint8 and bool: booleans in bytes)
@@ -133,10 +133,9 @@ def _explain_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool
 
 def check_backward(op: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> tuple[int, int]:
     s = semiring_code(semiring)
-    if s == ORAND:
-        raise UnsupportedError(
-            f"tropical.{op}: semiring 'orand' is Boolean: it has no gradient (its products are true or false)"
-        )
+    if s not in {SEMIRINGS[n] for n in GRADIENT_SEMIRINGS}:  # the library's rule (tropical_semiring_has_gradient)
+        why = "is Boolean: its products are true or false" if s == ORAND else "has no backward kernel"
+        raise UnsupportedError(f"tropical.{op}: semiring '{semiring}' {why}: it has no gradient")
     batched = grad_c.dim() == 3
     if grad_c.dim() not in (2, 3) or a.dim() != grad_c.dim() or b.dim() != grad_c.dim():
         raise InvalidArgumentError(

@@ -137,4 +137,10 @@ def counting_einsum(equation: str, operands, optimize):
             live.append(_contract_pair(a, la, b, lb, step))
     ((v, c), labels), = live
     order = [labels.index(l) for l in plan.output]
-    return v.permute(order), c.permute(order)
+    v, c = v.permute(order), c.permute(order)
+    if not plan.steps and not any(plan.reduced):
+        # No product ran (a transpose or a diagonal): the README's rules still hold for the result,
+        # as a product would have applied them: a value -inf has count 0, a NaN value count NaN.
+        c = torch.where(v == float("-inf"), torch.zeros((), dtype=c.dtype, device=c.device), c)
+        c = torch.where(v.isnan(), torch.full((), float("nan"), dtype=c.dtype, device=c.device), c)
+    return v, c
