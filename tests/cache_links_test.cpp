@@ -13,6 +13,7 @@
 #include <tropical/cache.hpp>
 #include "support/cache_scenarios.hpp"
 #include "support/hostile_files.hpp"
+#include "support/shared_folder_attack.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
 
@@ -41,16 +42,6 @@ const char* name_of(Level l) {
     case Level::Files: return "Files";
     }
     return "?";
-}
-
-// The attacker's symlink `at` -> `target`, made as the attacker.
-void attacker_links(const fs::path& target, const fs::path& at) {
-    ASSERT_TRUE(as_user(kOtherUser, [&] { return ::symlink(target.c_str(), at.c_str()) == 0; })) << at;
-}
-
-void give(const fs::path& path, uid_t uid, mode_t mode) {
-    ASSERT_EQ(::chown(path.c_str(), uid, uid), 0) << path;
-    ASSERT_EQ(::chmod(path.c_str(), mode), 0) << path;
 }
 
 // Makes the attack of `level`; returns the cache root the victim uses.
@@ -108,15 +99,9 @@ TEST_P(SharedFolderLink, IsNeverFollowedAndNothingOfTheVictimsIsWrittenOrDeleted
     for (int op = 0; op < 4; ++op) {
         SCOPED_TRACE(names[op]);
         TempDir dir;
-        give(dir.path(), 0, 0755);
-        const fs::path home = dir.path() / "home", shared = dir.path() / "shared";
-        fs::create_directories(home);
-        give(home, victim, 0755);
-        const fs::path victim_cache = home / "cache";
-        // The victim's own cache, warm, filled by the victim.
-        ASSERT_EQ(run_bounded([&] { return look_up(victim_cache); }, 10, victim).code, 0);
-        fs::create_directory(shared);
-        give(shared, 0, shared_mode);
+        VictimBesideShared scene;
+        ASSERT_NO_FATAL_FAILURE(make_victim_beside_shared(dir.path(), victim, shared_mode, scene));
+        const auto& [home, victim_cache, shared] = scene;
         const fs::path root = set_up(level, shared, victim_cache, victim, shared_mode);
         const auto before = snapshot(home);
 

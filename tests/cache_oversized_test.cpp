@@ -29,16 +29,6 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 // Well under the 2 GiB that reading the smaller sparse file would take.
 constexpr long kMemoryBoundKiB = 512 * 1024;
 
-// A sparse file of `bytes` at `path`, replacing what is there: no disk is used, and reading it
-// would take its whole size of memory.
-bool make_sparse(const fs::path& path, std::uint64_t bytes) {
-    fs::remove(path);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    const bool made = fd >= 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) == 0;
-    if (fd >= 0) ::close(fd);
-    return made;
-}
-
 std::uint64_t size_of(const fs::path& path) {
     struct stat info {};
     return ::lstat(path.c_str(), &info) == 0 ? static_cast<std::uint64_t>(info.st_size) : 0;

@@ -16,6 +16,7 @@
 #include "cache/checked_files.hpp"
 #include "support/cache_scenarios.hpp"
 #include "support/hostile_files.hpp"
+#include "support/shared_folder_attack.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
 
@@ -28,16 +29,6 @@ namespace {
 constexpr uid_t kOrdinaryVictim = 4242;
 
 bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
-
-void give(const fs::path& path, uid_t uid, mode_t mode) {
-    ASSERT_EQ(::chown(path.c_str(), uid, uid), 0) << path;
-    ASSERT_EQ(::chmod(path.c_str(), mode), 0) << path;
-}
-
-// The attacker's symlink `at` -> `target`, made as the attacker.
-void attacker_links(const fs::path& target, const fs::path& at) {
-    ASSERT_TRUE(as_user(kOtherUser, [&] { return ::symlink(target.c_str(), at.c_str()) == 0; })) << at;
-}
 
 // The warnings say that the root is another user's link, once, and what to do.
 int says_others_link(const std::vector<std::string>& warnings, const fs::path& root) {
@@ -100,14 +91,9 @@ TEST_P(OthersLinkAsRoot, IsRefusedWithOneWarningAndNothingOfTheVictimsIsTouched)
     for (Op op : {Op::Loader, Op::List, Op::Trim, Op::Clear, Op::Warm}) {
         SCOPED_TRACE(kOpNames[static_cast<int>(op)]);
         TempDir dir;
-        give(dir.path(), 0, 0755);
-        const fs::path home = dir.path() / "home", shared = dir.path() / "shared";
-        fs::create_directories(home);
-        give(home, victim, 0755);
-        const fs::path victim_cache = home / "cache";
-        ASSERT_EQ(run_bounded([&] { return look_up(victim_cache); }, 10, victim).code, 0);
-        fs::create_directory(shared);
-        give(shared, 0, sticky ? 01777 : 0777);
+        VictimBesideShared scene;
+        ASSERT_NO_FATAL_FAILURE(make_victim_beside_shared(dir.path(), victim, sticky ? 01777 : 0777, scene));
+        const auto& [home, victim_cache, shared] = scene;
         // The attacker's link where the victim's cache root is named: to the victim's own cache.
         const fs::path root = shared / "cache";
         attacker_links(victim_cache, root);

@@ -8,13 +8,7 @@
 // --verify passes, and the next warm-up finds the kernel on disk.
 #include "support/warmup_tool.hpp"
 
-#include <signal.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <iostream>
-#include <thread>
 
 #include "support/hostile_files.hpp"
 
@@ -27,60 +21,6 @@ namespace {
 constexpr auto kTimeBound = std::chrono::seconds(20);
 constexpr long kMemoryBoundKiB = 512 * 1024;            // far below the 100 GiB that reading a file whole takes
 const std::string kKernel = "tropical_backward_a_f32";  // one of the quickest to compile
-
-struct BoundedRun {
-    ToolRun run;
-    bool killed = false;  // ran past kTimeBound
-    long max_rss_kib = 0;
-};
-
-std::string describe(const BoundedRun& r) {
-    return (r.killed ? "KILLED after the time bound; " : "") + std::string("peak ") +
-           std::to_string(r.max_rss_kib / 1024) + " MiB; " + tropical::testing::warmup::describe(r.run);
-}
-
-// The tool with `args`, killed if it runs past kTimeBound.
-BoundedRun warmup_bounded(const std::vector<std::string>& args) {
-    TempDir io;
-    std::vector<std::string> argv_text = {WARMUP_TOOL};
-    argv_text.insert(argv_text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_text) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const fs::path out = io.path() / "out", err = io.path() / "err";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    BoundedRun r;
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-        r.run.err = std::string("posix_spawn failed: ") + std::strerror(rc);
-        return r;
-    }
-    const auto start = std::chrono::steady_clock::now();
-    int status = 0;
-    rusage usage{};
-    for (;;) {
-        const pid_t done = ::wait4(pid, &status, WNOHANG, &usage);
-        if (done == pid) break;
-        if (done < 0 && errno != EINTR) return r;
-        if (!r.killed && std::chrono::steady_clock::now() - start > kTimeBound) {
-            ::kill(pid, SIGKILL);
-            r.killed = true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    r.run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.run.out = read_text(out);
-    r.run.err = read_text(err);
-    r.max_rss_kib = usage.ru_maxrss;
-    return r;
-}
 
 enum class Hostile { RecordFifo, RecordFolder, RecordSparse, EntryFifo, EntrySparse };
 const char* name_of(Hostile h) {
@@ -119,14 +59,6 @@ std::vector<std::string> args_of(Command c, const fs::path& cache) {
     return args;
 }
 
-// A sparse file of `bytes` (no disk used) at `path`.
-bool make_sparse(const fs::path& path, std::uint64_t bytes) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    const bool made = fd >= 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) == 0;
-    if (fd >= 0) ::close(fd);
-    return made;
-}
-
 bool put(Hostile h, const fs::path& at) {
     std::error_code ec;
     fs::remove(at, ec);
@@ -135,7 +67,7 @@ bool put(Hostile h, const fs::path& at) {
     case Hostile::EntryFifo: return tropical::testing::make_fifo(at);
     case Hostile::RecordFolder: return fs::create_directory(at, ec);
     case Hostile::RecordSparse:
-    case Hostile::EntrySparse: return make_sparse(at, std::uint64_t{100} << 30);
+    case Hostile::EntrySparse: return tropical::testing::make_sparse(at, std::uint64_t{100} << 30);
     }
     return false;
 }
@@ -145,8 +77,8 @@ class HostileCache : public ::testing::TestWithParam<std::tuple<Hostile, Command
 protected:
     static void SetUpTestSuite() {
         warm_template_ = new TempDir;
-        const BoundedRun warm = warmup_bounded(args_of(Command::Warm, warm_template_->path() / "cache"));
-        warmed_ = warm.run.code == 0;
+        const ToolRun warm = warmup(args_of(Command::Warm, warm_template_->path() / "cache"), {}, kTimeBound);
+        warmed_ = warm.code == 0;
         if (!warmed_) std::cerr << "warming the template cache failed: " << describe(warm) << "\n";
     }
     static void TearDownTestSuite() {
@@ -172,14 +104,14 @@ TEST_P(HostileCache, EachCommandFinishesInABoundAndLeavesACacheThatWorks) {
     ASSERT_FALSE(target.empty());
     if (!put(hostile, target)) GTEST_SKIP() << "cannot make a " << name_of(hostile) << " here";
 
-    const BoundedRun run = warmup_bounded(args_of(command, cache));
+    const ToolRun run = warmup(args_of(command, cache), {}, kTimeBound);
     ASSERT_FALSE(run.killed) << describe(run);
     EXPECT_LT(run.max_rss_kib, kMemoryBoundKiB) << describe(run);
     // An entry that does not verify is what --verify exists to report (exit 1); the rest succeeds.
     const int expected = command == Command::Verify && in_entry(hostile) ? 1 : 0;
-    EXPECT_EQ(run.run.code, expected) << describe(run);
-    const Json doc = run.run.json();  // one valid JSON document, whatever was in the cache
-    EXPECT_EQ(doc["exit_code"].integer(), run.run.code);
+    EXPECT_EQ(run.code, expected) << describe(run);
+    const Json doc = run.json();  // one valid JSON document, whatever was in the cache
+    EXPECT_EQ(doc["exit_code"].integer(), run.code);
     if (command == Command::Clear) {
         struct stat info {};
         EXPECT_NE(::lstat(target.c_str(), &info), 0) << "--clear leaves the " << name_of(hostile) << " in its place";
@@ -187,14 +119,14 @@ TEST_P(HostileCache, EachCommandFinishesInABoundAndLeavesACacheThatWorks) {
 
     // Usable afterwards: a warm-up stores the kernel (compiling it where it is not on disk, whole),
     // --verify passes, and the next warm-up finds it there.
-    const BoundedRun warm = warmup_bounded(args_of(Command::Warm, cache));
+    const ToolRun warm = warmup(args_of(Command::Warm, cache), {}, kTimeBound);
     ASSERT_FALSE(warm.killed) << describe(warm);
-    EXPECT_EQ(warm.run.code, 0) << describe(warm);
-    const BoundedRun verify = warmup_bounded(args_of(Command::Verify, cache));
-    EXPECT_EQ(verify.run.code, 0) << describe(verify);
-    const BoundedRun again = warmup_bounded(args_of(Command::Warm, cache));
-    ASSERT_EQ(again.run.code, 0) << describe(again);
-    EXPECT_EQ(again.run.json()["compiled"].integer(), 0) << "the kernel is not found on disk: " << describe(again);
+    EXPECT_EQ(warm.code, 0) << describe(warm);
+    const ToolRun verify = warmup(args_of(Command::Verify, cache), {}, kTimeBound);
+    EXPECT_EQ(verify.code, 0) << describe(verify);
+    const ToolRun again = warmup(args_of(Command::Warm, cache), {}, kTimeBound);
+    ASSERT_EQ(again.code, 0) << describe(again);
+    EXPECT_EQ(again.json()["compiled"].integer(), 0) << "the kernel is not found on disk: " << describe(again);
     std::vector<std::byte> storage;
     const fs::path cubin = entry_path(cache, kKernel, 90, ".cubin");
     ASSERT_FALSE(cubin.empty());

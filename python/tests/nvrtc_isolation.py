@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 
 _SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")
 # The loader's default folders: covering them would hide the C library too.
@@ -72,3 +73,14 @@ def without_system_nvrtc(empty) -> list[str] | None:
 
 def why_not() -> str:
     return _reason
+
+
+def nvrtc_loadable() -> bool:
+    """Whether the library's search, or PyTorch's NVRTC, would give a loadable NVRTC (tried in a child)."""
+    from tropical_gemm import _nvrtc
+
+    places = _nvrtc.search_path() + _nvrtc.pip_candidates()
+    code = "import ctypes, sys\nfor p in sys.argv[1:]:\n    try:\n        ctypes.CDLL(p); print('ok'); break\n" \
+           "    except OSError: pass\n"
+    r = subprocess.run([sys.executable, "-c", code, *places], capture_output=True, text=True, timeout=60)
+    return "ok" in r.stdout

@@ -204,16 +204,8 @@ def test_device_architectures_without_a_driver(python, subprocess_env):
     assert f"status {tg.NoDriverError.status} no usable CUDA driver" in r.stdout
 
 
-def nvrtc_loadable() -> bool:
-    """Whether the library's search, or PyTorch's NVRTC, would give a loadable NVRTC (tried in a child)."""
-    places = _nvrtc.search_path() + _nvrtc.pip_candidates()
-    code = "import ctypes, sys\nfor p in sys.argv[1:]:\n    try:\n        ctypes.CDLL(p); print('ok'); break\n" \
-           "    except OSError: pass\n"
-    r = subprocess.run([sys.executable, "-c", code, *places], capture_output=True, text=True, timeout=60)
-    return "ok" in r.stdout
-
-
-@pytest.mark.skipif(not nvrtc_loadable(), reason="no NVRTC on this machine (neither the toolkit's nor PyTorch's)")
+@pytest.mark.skipif(not nvrtc_isolation.nvrtc_loadable(),
+                    reason="no NVRTC on this machine (neither the toolkit's nor PyTorch's)")
 def test_warm_up_for_an_architecture_without_a_gpu(python, subprocess_env):
     # Compiles for sm_90 with no GPU at all, into an empty cache; a second process finds it there.
     code = """

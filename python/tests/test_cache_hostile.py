@@ -15,7 +15,8 @@ import textwrap
 import pytest
 
 import tropical_gemm as tg
-from tropical_gemm import _nvrtc
+
+from nvrtc_isolation import nvrtc_loadable
 
 BOUND_S = 60  # far beyond what these children take (seconds); a hang is killed there
 KERNEL = "tropical_backward_a_f32"  # one of the quickest to compile
@@ -28,15 +29,6 @@ def run(code: str, env: dict, timeout: float = BOUND_S) -> subprocess.CompletedP
                               env=env, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"the child did not finish within {timeout} s (it hangs): {e.stderr!r}")
-
-
-def nvrtc_loadable() -> bool:
-    """Whether the library's search, or PyTorch's NVRTC, gives a loadable NVRTC (tried in a child)."""
-    places = _nvrtc.search_path() + _nvrtc.pip_candidates()
-    code = "import ctypes, sys\nfor p in sys.argv[1:]:\n    try:\n        ctypes.CDLL(p); print('ok'); break\n" \
-           "    except OSError: pass\n"
-    r = subprocess.run([sys.executable, "-c", code, *places], capture_output=True, text=True, timeout=60)
-    return "ok" in r.stdout
 
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc_loadable(),

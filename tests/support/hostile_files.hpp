@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -108,6 +109,17 @@ inline const char* name_of(Thing t) {
 }
 
 inline bool make_fifo(const std::filesystem::path& at) { return ::mkfifo(at.c_str(), 0600) == 0; }
+
+// A sparse file of `bytes` at `path`, replacing what is there: no disk is used, and reading it
+// would take its whole size of memory.
+inline bool make_sparse(const std::filesystem::path& path, std::uint64_t bytes) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const bool made = fd >= 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) == 0;
+    if (fd >= 0) ::close(fd);
+    return made;
+}
 
 // Bound by its name relative to its folder: a whole path may be longer than sun_path holds.
 inline bool make_socket(const std::filesystem::path& at) {

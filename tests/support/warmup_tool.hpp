@@ -4,10 +4,13 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -93,6 +97,8 @@ struct ToolRun {
     int code = -1;
     std::string out, err;
     double seconds = 0;
+    bool killed = false;   // ran past the time bound it was given, and was killed
+    long max_rss_kib = 0;  // its peak resident memory
     // stdout as one JSON document: --json must print that and nothing else.
     Json json() const { return Json::parse(out); }
 };
@@ -105,8 +111,10 @@ inline std::string read_text(const fs::path& path) {
 // Variables to set for the tool: a value (possibly empty), or nothing to unset the variable.
 using Environment = std::map<std::string, std::optional<std::string>>;
 
-// Runs the tool with `args` and `env` changed from this process's environment.
-inline ToolRun warmup(const std::vector<std::string>& args, const Environment& env = {}) {
+// Runs the tool with `args` and `env` changed from this process's environment; with a `bound`, a
+// run still going after it is killed (`killed`).
+inline ToolRun warmup(const std::vector<std::string>& args, const Environment& env = {},
+                      std::optional<std::chrono::seconds> bound = std::nullopt) {
     TempDir io;
     std::vector<std::string> argv_text = {WARMUP_TOOL};
     argv_text.insert(argv_text.end(), args.begin(), args.end());
@@ -141,7 +149,18 @@ inline ToolRun warmup(const std::vector<std::string>& args, const Environment& e
         return run;
     }
     int status = 0;
-    ::waitpid(pid, &status, 0);
+    rusage usage{};
+    while (true) {
+        const pid_t done = ::wait4(pid, &status, bound ? WNOHANG : 0, &usage);
+        if (done == pid) break;
+        if (done < 0 && errno != EINTR) break;
+        if (bound && !run.killed && std::chrono::steady_clock::now() - start > *bound) {
+            ::kill(pid, SIGKILL);
+            run.killed = true;
+        }
+        if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    run.max_rss_kib = usage.ru_maxrss;
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     run.out = read_text(out);
@@ -150,7 +169,8 @@ inline ToolRun warmup(const std::vector<std::string>& args, const Environment& e
 }
 
 inline std::string describe(const ToolRun& r) {
-    return "exit " + std::to_string(r.code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+    return (r.killed ? "KILLED after its time bound; " : "") + std::string("exit ") + std::to_string(r.code) +
+           ", peak " + std::to_string(r.max_rss_kib / 1024) + " MiB\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
 }
 
 // --- the cache on disk ----------------------------------------------------------------------------
