@@ -74,6 +74,27 @@ struct CountingCase {
     bool accumulate = false;
 };
 
+// An output for a case: every byte poisoned (elements NaN-like 0xFF, padding 0xA5).
+template <class T>
+CountingMatrix<T> poisoned_counting_output(std::int64_t rows, std::int64_t cols, const Geometry& values,
+                                           const Geometry& counts) {
+    return {with_poison(make_matrix<T>(rows, cols, values, kPoisonFF), kPoison),
+            with_poison(make_matrix<double>(rows, cols, counts, kPoisonFF), kPoison)};
+}
+
+// t.expected from t.a, t.b and t.c (C_old with accumulate) by the reference, batch by batch.
+template <class T>
+void expect_from_reference(CountingCase<T>& t) {
+    t.expected = t.c;
+    for (std::int64_t b = 0; b < t.batch; ++b) {
+        const std::int64_t ab = t.a.values.batch_stride ? b : 0, ac = t.a.counts.batch_stride ? b : 0;
+        const std::int64_t bb = t.b.values.batch_stride ? b : 0, bc = t.b.counts.batch_stride ? b : 0;
+        reference::counting_gemm<T>(std::as_const(t.a.values).view(ab), std::as_const(t.a.counts).view(ac),
+                                    std::as_const(t.b.values).view(bb), std::as_const(t.b.counts).view(bc),
+                                    t.expected.values.view(b), t.expected.counts.view(b), t.accumulate);
+    }
+}
+
 // A case with fresh inputs; the output's elements are poisoned (or, with accumulate, hold a random
 // C_old), its padding the poison, and `expected` follows from the reference.
 template <class T>
@@ -84,21 +105,9 @@ CountingCase<T> make_counting_case(Rng& rng, const CountingShape& s, const Count
     t.accumulate = accumulate;
     t.a = random_counting<T>(rng, s.m, s.k, g.av, g.ac, edges);
     t.b = random_counting<T>(rng, s.k, s.n, g.bv, g.bc, edges);
-    if (accumulate) {
-        t.c = random_counting<T>(rng, s.m, s.n, g.cv, g.cc, edges);
-    } else {
-        t.c = {make_matrix<T>(s.m, s.n, g.cv, kPoisonFF), make_matrix<double>(s.m, s.n, g.cc, kPoisonFF)};
-        t.c.values = with_poison(t.c.values, kPoison);
-        t.c.counts = with_poison(t.c.counts, kPoison);
-    }
-    t.expected = t.c;
-    for (std::int64_t b = 0; b < s.batch; ++b) {
-        const std::int64_t ab = t.a.values.batch_stride ? b : 0, ac = t.a.counts.batch_stride ? b : 0;
-        const std::int64_t bb = t.b.values.batch_stride ? b : 0, bc = t.b.counts.batch_stride ? b : 0;
-        reference::counting_gemm<T>(std::as_const(t.a.values).view(ab), std::as_const(t.a.counts).view(ac),
-                                    std::as_const(t.b.values).view(bb), std::as_const(t.b.counts).view(bc),
-                                    t.expected.values.view(b), t.expected.counts.view(b), accumulate);
-    }
+    t.c = accumulate ? random_counting<T>(rng, s.m, s.n, g.cv, g.cc, edges)
+                     : poisoned_counting_output<T>(s.m, s.n, g.cv, g.cc);
+    expect_from_reference(t);
     return t;
 }
 
