@@ -1,11 +1,13 @@
 // OrAnd on the CPU path (src/cpu/orand.cpp) and through the C ABI's host entry points, against the
 // reference: products of bytes and of packed words (garbage in the bits past K), the packing,
 // argmax, every layout, K around the word sizes, batches with gaps and broadcasts, accumulate, bool
-// elements, one thread and many; and every refusal: OrAnd on numbers, numbers' semirings on
-// booleans, gradients, bad packed shapes, in C++ and as C ABI statuses.
+// elements, one thread and many, on every SIMD target this CPU runs (each forced in turn), at
+// densities from all true to none and a single true k at the end; and every refusal: OrAnd on
+// numbers, numbers' semirings on booleans, gradients, bad packed shapes, in C++ and as C ABI statuses.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include <tropical/error.hpp>
 #include <tropical/host.hpp>
 #include "cpu/host.hpp"
+#include "cpu/targets.hpp"
 #include "support/orand_inputs.hpp"
 
 using namespace tropical;
@@ -43,12 +46,21 @@ protected:
     host::Options options(bool accumulate = false) const { return {accumulate, GetParam()}; }
 };
 
-// A product of bytes, and of their packed words, equal to the reference's (C and argmax).
-void check(Rng& rng, std::int64_t m, std::int64_t n, std::int64_t k, const Geometries& g, double density,
-           host::Options options, const char* trace) {
-    SCOPED_TRACE(std::string(trace) + " M=" + std::to_string(m) + " N=" + std::to_string(n) +
-                 " K=" + std::to_string(k) + "; " + describe(g));
-    OrAndProblem x = orand_problem(rng, m, n, k, density, g);
+// The kernels on one SIMD target for the life of a scope.
+class ForcedTarget {
+public:
+    explicit ForcedTarget(std::int64_t target) { cpu::force_target(target); }
+    ~ForcedTarget() { cpu::force_target(0); }
+    ForcedTarget(const ForcedTarget&) = delete;
+    ForcedTarget& operator=(const ForcedTarget&) = delete;
+};
+
+// A product of bytes, and of their packed words, equal to the reference's (C and argmax); every
+// output starts poisoned (C holds old values where accumulating).
+void check_problem(Rng& rng, OrAndProblem x, const Geometries& g, host::Options options, const std::string& trace) {
+    SCOPED_TRACE(trace + " M=" + std::to_string(x.c.rows) + " N=" + std::to_string(x.c.cols) +
+                 " K=" + std::to_string(x.a.cols) + "; " + describe(g));
+    const std::int64_t k = x.a.cols;
     if (options.accumulate)
         x.c.fill([&] { return static_cast<std::uint8_t>(rng.chance(0.3) ? rng.integer(1, 9) : 0); });
     const auto want = reference_orand(x.a, x.b, x.c, options.accumulate);
@@ -76,6 +88,78 @@ void check(Rng& rng, std::int64_t m, std::int64_t n, std::int64_t k, const Geome
                                                  batched_view(argmax), count, options);
     EXPECT_TRUE(exactly_equal("C of words, with argmax", want_c, c));
     EXPECT_TRUE(exactly_equal("argmax of words", want_argmax, argmax));
+}
+
+void check(Rng& rng, std::int64_t m, std::int64_t n, std::int64_t k, const Geometries& g, double density,
+           host::Options options, const char* trace) {
+    check_problem(rng, orand_problem(rng, m, n, k, density, g), g, options, trace);
+}
+
+// How true the inputs are: the chance of a true element, or none true but a few at the last k.
+enum class Fill { Half, Twentieth, OnePerK, None, LastK };
+
+const char* name_of(Fill f) {
+    switch (f) {
+    case Fill::Half: return "density 0.5";
+    case Fill::Twentieth: return "density 0.05";
+    case Fill::OnePerK: return "density 1/K";
+    case Fill::None: return "all false";
+    case Fill::LastK: return "true only at the last k";
+    }
+    return "";
+}
+
+OrAndProblem problem_with(Rng& rng, std::int64_t m, std::int64_t n, std::int64_t k, Fill fill, const Geometries& g) {
+    const double density = fill == Fill::Half        ? 0.5
+                           : fill == Fill::Twentieth ? 0.05
+                           : fill == Fill::OnePerK   ? 1.0 / double(std::max<std::int64_t>(k, 1))
+                                                     : 0.0;
+    OrAndProblem x = orand_problem(rng, m, n, k, density, g);
+    if (fill == Fill::LastK && k > 0) {
+        // Rows of A true at k - 1 alone: every other one, and the last; columns of B: every third.
+        for (std::int64_t b = 0; b < x.a.distinct(); ++b)
+            for (std::int64_t i = 0; i < m; ++i)
+                if (i % 2 == 0 || i == m - 1) x.a.at(b, i, k - 1) = static_cast<std::uint8_t>(rng.integer(1, 255));
+        for (std::int64_t b = 0; b < x.b.distinct(); ++b)
+            for (std::int64_t j = 0; j < n; j += 3)
+                x.b.at(b, k - 1, j) = static_cast<std::uint8_t>(rng.integer(1, 255));
+    }
+    return x;
+}
+
+TEST_P(CpuOrAnd, EveryTargetDensityAndK) {
+    TROPICAL_TEST_RNG(rng);
+    const std::int64_t ns[] = {1, 3, 65, 70, 129, 31};
+    const Fill fills[] = {Fill::Half, Fill::Twentieth, Fill::OnePerK, Fill::None, Fill::LastK};
+    for (const std::int64_t target : cpu::runnable_targets()) {
+        ForcedTarget forced(target);
+        SCOPED_TRACE(std::string("target ") + cpu::target_name(target));
+        int salt = 0;
+        for (const std::int64_t k : {1, 3, 31, 32, 33, 63, 64, 65, 127, 129, 200})
+            for (const Fill fill : fills) {
+                const Geometries g = layout_combination(salt % 8, salt);
+                const std::int64_t m = 1 + 2 * (salt % 9), n = ns[salt % 6];
+                ++salt;
+                check_problem(rng, problem_with(rng, m, n, k, fill, g), g, options(), name_of(fill));
+            }
+        // Batches with gaps and a broadcast operand, and accumulating.
+        for (int combination = 0; combination < 8; ++combination) {
+            Geometries g = with_count(layout_combination(combination, salt++), 3);
+            g.a.gap = 5, g.b.gap = 2, g.c.gap = 1, g.argmax.gap = 3;
+            g.a.broadcast = combination % 3 == 1;
+            g.b.broadcast = combination % 3 == 2;
+            const Fill fill = fills[combination % 5];
+            const std::int64_t k = combination % 2 ? 129 : 64;
+            check_problem(rng, problem_with(rng, 7, 67, k, fill, g), g, options(), name_of(fill));
+            check_problem(rng, problem_with(rng, 7, 67, k, fill, g), g, options(true), name_of(fill));
+        }
+        // K long enough that B's rows are cut into several blocks of columns.
+        for (const int combination : {3, 4}) {
+            const Geometries g = layout_combination(combination, salt);
+            const Fill fill = combination == 3 ? Fill::OnePerK : Fill::LastK;
+            check_problem(rng, problem_with(rng, 2, 600, 4500, fill, g), g, options(), name_of(fill));
+        }
+    }
 }
 
 TEST_P(CpuOrAnd, EveryLayoutAndK) {
@@ -135,17 +219,21 @@ TEST_P(CpuOrAnd, EdgeValues) {
 
 TEST_P(CpuOrAnd, PackBitsMatchesTheReference) {
     TROPICAL_TEST_RNG(rng);
-    for (const PackAs as : {PackAs::A, PackAs::B})
-        for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
-            for (const std::int64_t k : {1, 31, 32, 33, 95, 130}) {
-                SCOPED_TRACE(std::string(as == PackAs::A ? "A" : "B") + " K=" + std::to_string(k));
-                Geometry g{layout, 2, 3, 4, false};
-                auto bytes = random_booleans(rng, as == PackAs::A ? 11 : k, as == PackAs::A ? k : 11, 0.4, g);
-                const auto want = packed_words(bytes, as, words_geometry(g, 1));
-                auto words = make_matrix<std::uint32_t>(want.rows, want.cols, words_geometry(g, 1));
-                host::pack_bits_batched<std::uint8_t>(batched_in(bytes), as, batched_view(words), 3, options());
-                EXPECT_TRUE(exactly_equal("words", want, words));
-            }
+    for (const std::int64_t target : cpu::runnable_targets()) {
+        ForcedTarget forced(target);
+        for (const PackAs as : {PackAs::A, PackAs::B})
+            for (const Layout layout : {Layout::RowMajor, Layout::ColMajor})
+                for (const std::int64_t k : {1, 31, 32, 33, 63, 64, 65, 95, 130, 200}) {
+                    SCOPED_TRACE(std::string(cpu::target_name(target)) + " " + (as == PackAs::A ? "A" : "B") +
+                                 " K=" + std::to_string(k));
+                    Geometry g{layout, 2, 3, 4, false};
+                    auto bytes = random_booleans(rng, as == PackAs::A ? 11 : k, as == PackAs::A ? k : 11, 0.4, g);
+                    const auto want = packed_words(bytes, as, words_geometry(g, 1));
+                    auto words = make_matrix<std::uint32_t>(want.rows, want.cols, words_geometry(g, 1));
+                    host::pack_bits_batched<std::uint8_t>(batched_in(bytes), as, batched_view(words), 3, options());
+                    EXPECT_TRUE(exactly_equal("words", want, words));
+                }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, CpuOrAnd, ::testing::Values(1, 4),
