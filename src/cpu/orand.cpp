@@ -16,8 +16,9 @@
 // Bytes are packed along the direction they are contiguous in, a vector at a time (SIMD compares
 // into mask bits); where the bits are wanted along the other direction (A column-major, B
 // column-major, or B's packed words, which run along K), 64 x 64 blocks of bits are transposed.
-// Results are computed in bands of rows, one task each, and columns in blocks whose rows of B stay
-// in the core's cache while the band's rows pass over them.
+// A column-major C is computed as its transpose, whose rows are contiguous. Results are computed
+// in bands of rows, one task each, and columns in blocks whose rows of B stay in the core's cache
+// while the band's rows pass over them.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -152,22 +153,30 @@ void pack_along_k(const Lines& x, bool packed, std::int64_t count, std::int64_t 
 void run_orand(const detail::Request& q, const detail::Shape& s, int threads) {
     if (q.batch == 0 || s.empty()) return;
     const bool argmax = q.operation == detail::Operation::GemmArgmax, packed = q.packed_k >= 0;
+    // A column-major C is computed as its transpose, C^T = B^T (x) A^T, whose rows are contiguous
+    // (C's rows are written a vector at a time; a column-major C's took a byte a result).
+    const bool flip = col_stride(q.c) != 1 && row_stride(q.c) == 1;
+    const detail::OperandRef& qa = flip ? q.b : q.a;
+    const detail::OperandRef& qb = flip ? q.a : q.b;
+    const std::int64_t m = flip ? s.n : s.m, n = flip ? s.m : s.n;
+    // The lines along K of the left operand's rows and of the right operand's columns.
+    const Lines a_rows = lines_of(q.a, true), b_columns = lines_of(q.b, false);
+    const Lines& left = flip ? b_columns : a_rows;
+    const Lines& right = flip ? a_rows : b_columns;
     const std::int64_t a_words = words_for(s.k);
     const std::int64_t b_words =
-        (words_for(s.n) + kOrAndRowWordsMultiple - 1) / kOrAndRowWordsMultiple * kOrAndRowWordsMultiple;
+        (words_for(n) + kOrAndRowWordsMultiple - 1) / kOrAndRowWordsMultiple * kOrAndRowWordsMultiple;
     // A broadcast operand (batch stride 0) is one matrix, packed once.
-    const std::int64_t a_count = q.a.batch_stride == 0 ? 1 : q.batch, b_count = q.b.batch_stride == 0 ? 1 : q.batch;
+    const std::int64_t a_count = qa.batch_stride == 0 ? 1 : q.batch, b_count = qb.batch_stride == 0 ? 1 : q.batch;
     std::vector<std::uint64_t> a_bits, b_bits;
-    pack_along_k(lines_of(q.a, true), packed, a_count, s.m, s.k, a_bits, threads);
-    const Lines b_columns = lines_of(q.b, false);
-    if (!packed && (b_columns.os == 1 || s.n == 1)) {
-        // B's rows are contiguous bytes.
-        pack_contiguous({b_columns.data, 0, 1, b_columns.batch_stride}, b_columns.ks, b_count, s.k, s.n, b_bits,
-                        b_words, threads);
+    pack_along_k(left, packed, a_count, m, s.k, a_bits, threads);
+    if (!packed && (right.os == 1 || n == 1)) {
+        // The right operand's rows are contiguous bytes.
+        pack_contiguous({right.data, 0, 1, right.batch_stride}, right.ks, b_count, s.k, n, b_bits, b_words, threads);
     } else {
         std::vector<std::uint64_t> columns;
-        pack_along_k(b_columns, packed, b_count, s.n, s.k, columns, threads);
-        transpose_bits(columns, b_count, s.n, s.k, a_words, b_bits, b_words, threads);
+        pack_along_k(right, packed, b_count, n, s.k, columns, threads);
+        transpose_bits(columns, b_count, n, s.k, a_words, b_bits, b_words, threads);
     }
 
     // The work: for each row, its B row's words per true k (fewer where rows fill early), the true
@@ -177,35 +186,37 @@ void run_orand(const detail::Request& q, const detail::Shape& s, int threads) {
     for (std::size_t e = 0; e < a_bits.size(); e += step) true_k += std::popcount(a_bits[e]);
     true_k *= double(step);
     const double work =
-        true_k * double(q.batch / a_count) * double(b_words) + double(q.batch) * double(s.m) * double(b_words + 1);
+        true_k * double(q.batch / a_count) * double(b_words) + double(q.batch) * double(m) * double(b_words + 1);
     const int used = threads_for(work, kWordsPerThread, threads);
     const std::int64_t bands =
-        used <= 1 || q.batch >= 4 * used ? 1 : std::min<std::int64_t>(s.m, (4 * used + q.batch - 1) / q.batch);
+        used <= 1 || q.batch >= 4 * used ? 1 : std::min<std::int64_t>(m, (4 * used + q.batch - 1) / q.batch);
     const std::int64_t block_words = std::clamp<std::int64_t>(
         kBlockBytes / 8 / std::max<std::int64_t>(s.k, 1) / kOrAndRowWordsMultiple * kOrAndRowWordsMultiple,
         kOrAndRowWordsMultiple, kOrAndMaxBlockWords);
     auto* const c_base = static_cast<std::uint8_t*>(const_cast<void*>(q.c.data));
     auto* const i_base = static_cast<std::int32_t*>(const_cast<void*>(q.argmax.data));
+    const std::int64_t c_rs = row_stride(q.c), c_cs = col_stride(q.c);
+    const std::int64_t i_rs = argmax ? row_stride(q.argmax) : 0, i_cs = argmax ? col_stride(q.argmax) : 0;
     parallel_for(used, q.batch * bands, [&](std::int64_t task) {
         const std::int64_t b = task / bands, band = task % bands;
         OrAndRows rows;
-        rows.a = a_bits.data() + (a_count == 1 ? 0 : b) * s.m * a_words;
+        rows.a = a_bits.data() + (a_count == 1 ? 0 : b) * m * a_words;
         rows.a_words = a_words;
         rows.b = b_bits.data() + (b_count == 1 ? 0 : b) * s.k * b_words;
         rows.b_words = b_words;
-        rows.n = s.n;
+        rows.n = n;
         rows.block_words = block_words;
         rows.c = c_base + b * q.c.batch_stride;
-        rows.c_rs = row_stride(q.c);
-        rows.c_cs = col_stride(q.c);
+        rows.c_rs = flip ? c_cs : c_rs;
+        rows.c_cs = flip ? c_rs : c_cs;
         if (argmax) {
             rows.idx = i_base + b * q.argmax.batch_stride;
-            rows.idx_rs = row_stride(q.argmax);
-            rows.idx_cs = col_stride(q.argmax);
+            rows.idx_rs = flip ? i_cs : i_rs;
+            rows.idx_cs = flip ? i_rs : i_cs;
         }
         rows.accumulate = !argmax && q.options.accumulate;  // argmax writes C
-        rows.row0 = s.m * band / bands;
-        rows.row1 = s.m * (band + 1) / bands;
+        rows.row0 = m * band / bands;
+        rows.row1 = m * (band + 1) / bands;
         orand_rows(rows);
     });
 }
