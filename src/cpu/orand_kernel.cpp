@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 
 #include "cpu/simd_targets.h"
 
@@ -35,11 +36,21 @@ void OrAndPackBytes(const std::uint8_t* HWY_RESTRICT bytes, std::int64_t count, 
     const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
     auto* const bits = reinterpret_cast<std::uint8_t*>(out);  // little-endian: bit t of byte e is bit 8 e + t
     std::int64_t t = 0;
-    if constexpr (kMaskBytes)
+    const std::int64_t words = (count + 63) / 64;
+    if constexpr (kMaskBytes) {
         for (; t + lanes <= count; t += lanes)
             hn::StoreMaskBits(d, hn::Ne(hn::LoadU(d, bytes + t), hn::Zero(d)), bits + t / 8);
-    const std::int64_t words = (count + 63) / 64;
-    for (std::int64_t e = t / 8; e < 8 * words; ++e) bits[e] = 0;
+        if (t < count) {
+            // The last bytes through a vector of zeros (lines shorter than a vector are common in
+            // batches of small matrices); its mask bits end inside the last word.
+            HWY_ALIGN std::uint8_t tail[hn::MaxLanes(d)] = {};
+            std::memcpy(tail, bytes + t, static_cast<std::size_t>(count - t));
+            for (std::int64_t e = t / 8; e < 8 * words; ++e) bits[e] = 0;
+            hn::StoreMaskBits(d, hn::Ne(hn::Load(d, tail), hn::Zero(d)), bits + t / 8);
+        }
+        return;
+    }
+    for (std::int64_t w = 0; w < words; ++w) out[w] = 0;
     for (; t < count; ++t) out[t / 64] |= std::uint64_t{bytes[t] != 0} << (t % 64);
 }
 
@@ -95,6 +106,16 @@ void StoreRow(const OrAndRows& t, std::int64_t i, const std::uint64_t* HWY_RESTR
                 auto found = hn::LoadMaskBits(d, bits + (j - j0) / 8);
                 if (t.accumulate) found = hn::Or(found, hn::Ne(hn::LoadU(d, row + j), zero));
                 hn::StoreU(hn::IfThenElseZero(found, one), d, row + j);
+            }
+            if (j < j1) {  // the last results through a vector in memory of its own
+                HWY_ALIGN std::uint8_t tail[hn::MaxLanes(d)] = {};
+                const auto count = static_cast<std::size_t>(j1 - j);
+                std::memcpy(tail, row + j, count);
+                auto found = hn::LoadMaskBits(d, bits + (j - j0) / 8);
+                if (t.accumulate) found = hn::Or(found, hn::Ne(hn::Load(d, tail), zero));
+                hn::Store(hn::IfThenElseZero(found, one), d, tail);
+                std::memcpy(row + j, tail, count);
+                return;
             }
         }
     }
