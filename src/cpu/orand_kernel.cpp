@@ -50,8 +50,12 @@ void OrAndPackBytes(const std::uint8_t* HWY_RESTRICT bytes, std::int64_t count, 
         }
         return;
     }
-    for (std::int64_t w = 0; w < words; ++w) out[w] = 0;
-    for (; t < count; ++t) out[t / 64] |= std::uint64_t{bytes[t] != 0} << (t % 64);
+    for (std::int64_t w = 0; w < words; ++w) {  // a word in a register at a time
+        const std::int64_t first = 64 * w, last = std::min(count, first + 64);
+        std::uint64_t word = 0;
+        for (std::int64_t e = first; e < last; ++e) word |= std::uint64_t{bytes[e] != 0} << (e - first);
+        out[w] = word;
+    }
 }
 
 // The set bits of `fresh` (a vector of a row's words, the first from column j0) are results that k
