@@ -4,6 +4,8 @@
 //                                          register-only loop and the micro-kernel on panels in L1
 //   gemm/<type>/<semiring>/<n>/threads:<t> n x n x n row-major products on t threads (all: every core)
 //   argmax/..., batched/..., backward_a/... the other operations
+//   counting/..., orand/..., orand_argmax/... the counting and OrAnd semirings, as G terms/s
+//                                          (registered by cpu_bench_counting.cpp, cpu_bench_orand.cpp)
 //
 // Products report Gops (tropical ops per second, 2 M N K / time, over the fastest timed run, in
 // 1e9), of_ceiling (that over the ceiling of the same type and semiring times the threads used),
