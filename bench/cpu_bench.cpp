@@ -35,20 +35,16 @@
 #include <tropical/host.hpp>
 #include "cpu/targets.hpp"
 #include "cpu_ceiling.hpp"
+#include "support/cpu_timing.hpp"
 
 using namespace tropical;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// The CPU time of the calling thread: what a single-threaded run really used, also while other
-// processes take turns on its core.
-double thread_seconds() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
+using bench::Clock;
+using bench::thread_seconds;
+using bench::time_runs;
+using bench::Timing;
 
 std::string name_of(DType t) { return std::string(to_string(t)); }
 
@@ -132,32 +128,6 @@ struct Case {
     int threads;  // 0: every core
     std::int64_t batch = 1;
 };
-
-struct Timing {
-    double best, median;  // wall seconds
-    double best_cpu;      // the calling thread's CPU seconds (what a single-threaded run used)
-};
-
-// Times `call` once per iteration (after one untimed call): the fastest and the median run. The
-// fastest is the figure to compare with the ceiling, also measured as a best run: on a machine
-// shared with other work (as CI runners are) it is the one least disturbed by it.
-template <class Call>
-Timing time_runs(benchmark::State& state, Call&& call) {
-    call();
-    std::vector<double> seconds;
-    double best_cpu = 1e300;
-    for (auto _ : state) {
-        const auto start = Clock::now();
-        const double cpu_start = thread_seconds();
-        call();
-        best_cpu = std::min(best_cpu, thread_seconds() - cpu_start);
-        const double s = std::chrono::duration<double>(Clock::now() - start).count();
-        state.SetIterationTime(s);
-        seconds.push_back(s);
-    }
-    std::sort(seconds.begin(), seconds.end());
-    return {seconds.front(), seconds[seconds.size() / 2], best_cpu};
-}
 
 template <class S, class T>
 void run_case(benchmark::State& state, const Case& c) {

@@ -11,9 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,16 +19,9 @@
 #include <fmt/format.h>
 
 #include <tropical/counting.hpp>
+#include "support/cpu_timing.hpp"
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double thread_seconds() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
 
 template <class T>
 std::vector<T> random_integers(std::size_t count, std::uint64_t seed, int lowest, int highest) {
@@ -57,24 +48,8 @@ void counting_case(benchmark::State& state, std::int64_t n, int threads) {
                                options);
         benchmark::ClobberMemory();
     };
-    call();  // untimed: threads started, scratch allocated
-    std::vector<double> seconds;
-    double best_cpu = 1e300;
-    for (auto _ : state) {
-        const auto start = Clock::now();
-        const double cpu_start = thread_seconds();
-        call();
-        best_cpu = std::min(best_cpu, thread_seconds() - cpu_start);
-        const double s = std::chrono::duration<double>(Clock::now() - start).count();
-        state.SetIterationTime(s);
-        seconds.push_back(s);
-    }
-    std::sort(seconds.begin(), seconds.end());
-    const double terms = double(n) * double(n) * double(n);
-    state.counters["Gterms"] = terms / seconds.front() * 1e-9;
-    state.counters["ms_best"] = seconds.front() * 1e3;
-    state.counters["ms_median"] = seconds[seconds.size() / 2] * 1e3;
-    if (threads == 1) state.counters["Gterms_cpu"] = terms / best_cpu * 1e-9;
+    tropical::bench::report_terms(state, double(n) * double(n) * double(n), tropical::bench::time_runs(state, call),
+                                  threads);
 }
 
 bool register_counting() {

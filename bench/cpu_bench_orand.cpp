@@ -13,9 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,18 +21,11 @@
 #include <fmt/format.h>
 
 #include <tropical/host.hpp>
+#include "support/cpu_timing.hpp"
 
 using namespace tropical;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double thread_seconds() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
 
 enum class Density { Dense, Sparse, Rare };
 
@@ -99,24 +90,7 @@ void run(benchmark::State& state, Case c) {
         else host::gemm<OrAnd>(a_bytes, b_bytes, c_view, options);
         benchmark::ClobberMemory();
     };
-    call();
-    std::vector<double> seconds;
-    double best_cpu = 1e300;
-    for (auto _ : state) {
-        const auto start = Clock::now();
-        const double cpu_start = thread_seconds();
-        call();
-        best_cpu = std::min(best_cpu, thread_seconds() - cpu_start);
-        const double s = std::chrono::duration<double>(Clock::now() - start).count();
-        state.SetIterationTime(s);
-        seconds.push_back(s);
-    }
-    std::sort(seconds.begin(), seconds.end());
-    const double terms = double(n) * double(n) * double(n);
-    state.counters["Gterms"] = terms / seconds.front() * 1e-9;
-    state.counters["ms_best"] = seconds.front() * 1e3;
-    state.counters["ms_median"] = seconds[seconds.size() / 2] * 1e3;
-    if (c.threads == 1) state.counters["Gterms_cpu"] = terms / best_cpu * 1e-9;
+    bench::report_terms(state, double(n) * double(n) * double(n), bench::time_runs(state, call), c.threads);
     state.counters["true_of_C"] =
         double(std::count_if(out.begin(), out.end(), [](std::uint8_t x) { return x != 0; })) / double(n * n);
 }

@@ -17,6 +17,7 @@
 #include <tropical/host.hpp>
 #include "cpu/host.hpp"
 #include "cpu/targets.hpp"
+#include "support/cpu_gemm.hpp"  // ForcedTarget
 #include "support/orand_inputs.hpp"
 
 using namespace tropical;
@@ -44,15 +45,6 @@ protected:
     void SetUp() override { cpu::set_work_per_thread_scale(GetParam() > 1 ? 0.0 : 1.0); }
     void TearDown() override { cpu::set_work_per_thread_scale(1.0); }
     host::Options options(bool accumulate = false) const { return {accumulate, GetParam()}; }
-};
-
-// The kernels on one SIMD target for the life of a scope.
-class ForcedTarget {
-public:
-    explicit ForcedTarget(std::int64_t target) { cpu::force_target(target); }
-    ~ForcedTarget() { cpu::force_target(0); }
-    ForcedTarget(const ForcedTarget&) = delete;
-    ForcedTarget& operator=(const ForcedTarget&) = delete;
 };
 
 // A product of bytes, and of their packed words, equal to the reference's (C and argmax); every
