@@ -264,7 +264,7 @@ void register_all() {
         }
     for (auto [batch, states] : {std::pair{1, 1024}, std::pair{64, 256}, std::pair{512, 512}, std::pair{4096, 64}})
         add(fmt::format("chain/viterbi/f32/B{}xS{}", batch, states), 20, chain, batch, states);
-    for (const Product& p : {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}})
+    for (const Product& p : {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}, Product{64, 64, 16, 4096}})
         add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}", p.batch, p.m, p.n, p.k), 100, bandwidth, p);
     for (bool device_known : {true, false})
         add(fmt::format("host/gemm_call/f32/maxplus/64/{}", device_known ? "device_hint" : "no_hint"), 100, host_cost,

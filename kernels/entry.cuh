@@ -10,6 +10,7 @@ struct Tiled {};    // the big-tile main loop
 struct SplitK {};   // the same over chunks of K, combined with atomics
 struct Batched {};  // the main loop with tiles for many small products
 struct Small {};    // 32 x 32 tiles, 2 x 2 results per thread
+struct Tiny {};     // the Small loop over 16 x 16 tiles and slices of 8, for many tiny products
 struct Packed {};   // OrAnd on operands packed into 32-bit words along K (kernels/orand.cuh)
 
 // A product kernel of one row: C = A (x) B, with or without the argmax.
@@ -22,7 +23,7 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
             IsSame<T, unsigned char>::value && (IsSame<Variant, Tiled>::value || IsSame<Variant, Packed>::value),
             "OrAnd products are Tiled (bytes) or Packed (words) kernels of u8");
         orand_gemm<Cfg, IsSame<Variant, Packed>::value, ARGMAX>(p);
-    } else if constexpr (IsSame<Variant, Small>::value) {
+    } else if constexpr (IsSame<Variant, Small>::value || IsSame<Variant, Tiny>::value) {
         gemm_small<Cfg, S, T, ARGMAX>(p);
     } else {
         gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value, IsSame<Variant, Batched>::value>(p);

@@ -2,11 +2,13 @@
 
 namespace tg {
 
-// Small products (a few products of at most a few hundred rows and columns): a BM x BN tile of C
-// per block (32 x 32 by the catalogue, 256 threads), 2 x 2 results each, K in slices of BK staged with scalar loads (any
-// layout, bounds-checked) through registers into double-buffered shared memory. Many more blocks
-// than the big-tile kernels give a small product, and few instructions to compile (the first call
-// of a program usually compiles this kernel, so its NVRTC time is start-up time).
+// Small products (a few products of at most a few hundred rows and columns) and Tiny ones (many
+// products with a side or K of at most 16): a BM x BN tile of C per block (32 x 32 and 256 threads
+// for Small, 16 x 16 and 64 for Tiny, by the catalogue), 2 x 2 results each, K in slices of BK
+// staged with scalar loads (any layout, bounds-checked) through registers into double-buffered
+// shared memory. Many more blocks than the big-tile kernels give a small product, and few
+// instructions to compile (the first call of a program usually compiles this kernel, so its NVRTC
+// time is start-up time).
 // With ARGMAX every term is tracked as it is added, by the rule of the Tiled kernels' k_step: the
 // smallest k that attains the result, the first NaN, -1 where no term beats the zero.
 template <class Cfg, class S, class T, bool ARGMAX>

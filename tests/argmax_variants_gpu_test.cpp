@@ -1,8 +1,9 @@
-// The argmax variants: products with argmax take the Tiled, Batched (short K) or Small argmax kernel
-// by their shape (src/gemm/plan.cpp). Each test first checks that the library plans the variant it
-// means to test on this GPU, so that none passes on another path; then C and argmax against the
-// reference, exactly: ties (the smallest k wins, also across the slices whose rescan finds it and
-// across tile edges), NaN, infinities and integer range ends, odd shapes, every layout, batches.
+// The argmax variants: products with argmax take the Tiled, Batched (short K) or Small argmax
+// kernel by their shape (src/gemm/plan.cpp; the Tiny ones are tests/tiny_gpu_test.cpp's). Each test
+// first checks that the library plans the variant it means to test on this GPU, so that none passes
+// on another path; then C and argmax against the reference, exactly: ties (the smallest k wins,
+// also across the slices whose rescan finds it and across tile edges), NaN, infinities and integer
+// range ends, odd shapes, every layout, batches.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,13 +45,14 @@ KernelVariant planned_variant(const Shape& s, std::int64_t batch = 1) {
 template <class T>
 constexpr KernelVariant kShortKBatchedVariant = sizeof(T) == 4 ? KernelVariant::Batched : KernelVariant::Tiled;
 
-// A single small product, odd sides: the Small argmax kernel (fewer 64 x 64 tiles than SMs).
+// A single small product, odd sides, K beyond 16: the Small argmax kernel (fewer 64 x 64 tiles than
+// SMs).
 TYPED_TEST(ArgmaxVariantsGpu, SmallProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<Shape> shapes = {{1, 1, 1}, {33, 31, 70}, {256, 256, 256}, {17, 250, 1}, {100, 3, 513}};
+    const std::vector<Shape> shapes = {{1, 1, 17}, {33, 31, 70}, {256, 256, 256}, {17, 250, 33}, {100, 3, 513}};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         ASSERT_EQ((planned_variant<S, T>(shapes[i])), KernelVariant::Small) << describe(shapes[i]);
         check_gemm_argmax<S, T>(rng, shapes[i],

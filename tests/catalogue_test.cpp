@@ -33,13 +33,17 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
     // 4 types x 5 semirings, the split-K twins of f32 and i32, counting's f32 and f64, and OrAnd's
     // Tiled (bytes) and Packed kernels.
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10 + 2 + 2);
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 50 + 2);
+    // Argmax: Tiled, Small and Tiny of every type and semiring, Batched of the 32-bit types, OrAnd's.
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 20 + 20 + 20 + 10 + 2);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
-    EXPECT_GE(counts[static_cast<int>(KernelGroup::Batched)], 3);
+    // Batched, Small and Tiny of every type and semiring, and counting's Batched and Small.
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Batched)], 20 + 20 + 20 + 4);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::PackBits)], 1);
     for (auto s : all_semirings) {
         if (supports(s, DType::F32)) {
             EXPECT_NE(find_kernel(KernelOperation::Gemm, KernelVariant::Batched, DType::F32, s), nullptr);
+            EXPECT_EQ(find_kernel(KernelOperation::Gemm, KernelVariant::Tiny, DType::F32, s) != nullptr,
+                      s != Semiring::Counting);
         }
     }
 }

@@ -45,6 +45,7 @@ std::vector<Problem> problems() {
     const std::int64_t sms = CudaContext::for_device(0).multiprocessor_count(), slots = 2 * sms;
     return {
         {"small", {48, 40, 24}, 1, 1},
+        {"tiny, batch with gaps", {16, 16, 13}, sms, 3, true},
         {"batched", {64, 64, 64}, sms + 28, 2},
         {"big tiles", {2048, 128 * ((slots + 15) / 16), 24}, 1, 0},
         {"split-K", {256, 256, 128 * ((3 * slots + 15) / 16)}, 1, 4},
@@ -269,7 +270,8 @@ TEST(GraphCaptureProblems, TheProblemsReachEveryProductVariant) {
         q.argmax.data = reinterpret_cast<const void*>(std::uintptr_t{4} << 40);
         argmax_variants += " " + p.label + ": " + std::string(to_string(plan_of(q).choice.kernel->variant)) + ";";
     }
-    for (KernelVariant v : {KernelVariant::Small, KernelVariant::Batched, KernelVariant::Tiled, KernelVariant::SplitK})
+    for (KernelVariant v : {KernelVariant::Tiny, KernelVariant::Small, KernelVariant::Batched, KernelVariant::Tiled,
+                           KernelVariant::SplitK})
         EXPECT_TRUE(reached.count(v)) << "no problem reaches the " << to_string(v)
                                       << " product: resize problems() to the rules of src/gemm/plan.cpp";
     std::printf("argmax variants captured:%s\n", argmax_variants.c_str());

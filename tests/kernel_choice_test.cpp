@@ -1,6 +1,6 @@
 // Which kernel a request gets (src/gemm/plan.cpp), without a GPU: the big-tile gemm kernel
 // where its tiles fill the GPU, the split-K kernels for a long K over too few tiles (32-bit types,
-// no accumulate, C in one piece), the batched and small kernels for the rest.
+// no accumulate, C in one piece), the batched, small and tiny kernels for the rest.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -111,6 +111,30 @@ TEST(KernelChoice, SmallProductsTakeTheSmallKernels) {
     EXPECT_EQ(name_of(choose({64, 64, 64})), "tropical_small_f32_maxplus");
     EXPECT_EQ(name_of(choose({64, 64, 64, 4096})), "tropical_batched_f32_maxplus");
     EXPECT_EQ(choose({64, 64, 64}).k_splits, 1);
+}
+
+// Many tiny products, and a K of at most 16, take the Tiny kernels (16 x 16 tiles, slices of 8),
+// plain and with argmax; a single product with a longer K stays on the Small ones.
+TEST(KernelChoice, TinyProductsTakeTheTinyKernels) {
+    const auto both = [](const Product& p, std::int64_t sms = kH200) {
+        return name_of(choose(p, sms)) + " " + name_of(choose(p, sms, Operation::GemmArgmax));
+    };
+    EXPECT_EQ(both({16, 16, 16, 65536}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(both({32, 32, 8, 16384, DType::I64, Semiring::MinMax}),
+              "tropical_tiny_i64_minmax tropical_tiny_argmax_i64_minmax");
+    // K within half a Small slice: Tiny, whatever the batch.
+    EXPECT_EQ(both({256, 256, 8}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(both({1, 1, 1, 1, DType::F64}), "tropical_tiny_f64_maxplus tropical_tiny_argmax_f64_maxplus");
+    // A longer K over sides that leave the Small tile mostly empty: Tiny for a batch of at least one
+    // product per multiprocessor, Small below that.
+    EXPECT_EQ(both({20, 12, 30, kH200}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(both({20, 12, 30, kH200 - 1}), "tropical_small_f32_maxplus tropical_small_argmax_f32_maxplus");
+    EXPECT_EQ(both({40, 36, 20}), "tropical_small_f32_maxplus tropical_small_argmax_f32_maxplus");
+    EXPECT_EQ(both({16, 16, 17}), "tropical_small_f32_maxplus tropical_small_argmax_f32_maxplus");
+    // Sides that fill the Small tile with a K beyond 16 stay there; tiles of 64 that fill the GPU
+    // take the Batched kernels first.
+    EXPECT_EQ(name_of(choose({32, 32, 17, 100000})), "tropical_small_f32_maxplus");
+    EXPECT_EQ(name_of(choose({64, 64, 16, 4096})), "tropical_batched_f32_maxplus");
 }
 
 // OrAnd: bytes go to the Tiled kernels (which pack them as they stage them) and packed operands to

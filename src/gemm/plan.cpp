@@ -44,13 +44,25 @@ std::int64_t filled_tiles(const KernelInfo* kernel, const Request& q, const Shap
     return covered >= 0.75 ? q.batch * tiles_m * tiles_n : 0;
 }
 
+// The Tiny kernels (16 x 16 tiles, slices of 8) instead of the Small ones (32 x 32, slices of 32)
+// where most of a Small block's terms would be padding and the products are many enough to be bound
+// by memory: K of at most half a Small slice, or a batch of at least one product per multiprocessor
+// that fills less than 3/4 of the Small tile. A single product with a longer K stays on the Small
+// kernel, whose deeper slices take fewer trips to memory.
+bool prefers_tiny(const KernelInfo* small, const Request& q, const Shape& s, std::int64_t multiprocessors) {
+    const TileShape& t = row_of(*small).tile;
+    if (2 * s.k <= t.bk) return true;
+    return q.batch >= multiprocessors && filled_tiles(small, q, s) == 0;
+}
+
 // Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
 // area is inside C) and that still gives the GPU enough blocks: the Tiled kernel with two blocks per
 // multiprocessor; failing that, its split-K twin, with K cut into chunks of at least kMinSplitChunk
 // where that fills at least 3/4 of those block slots in one wave (a long K over few tiles: 1024^3,
 // or 256 x 256 x 65536, which would otherwise leave most multiprocessors idle); the 64 x 64 Batched
 // kernel with one block per multiprocessor; else the 32 x 32 Small kernel, which gives a single
-// small product 4 to 16 times more blocks than the others.
+// small product 4 to 16 times more blocks than the others, or for tiny products the 16 x 16 Tiny
+// one (prefers_tiny).
 Choice choose_product(const Request& q, const Shape& s, std::int64_t multiprocessors) {
     auto tiles = [&](const KernelInfo* kernel) { return filled_tiles(kernel, q, s); };
     const KernelInfo* tiled =
@@ -67,7 +79,10 @@ Choice choose_product(const Request& q, const Shape& s, std::int64_t multiproces
     const KernelInfo* batched =
         required(product_kernel(KernelVariant::Batched, q), KernelOperation::Gemm, KernelVariant::Batched, q);
     if (tiles(batched) >= multiprocessors) return {batched};
-    if (const KernelInfo* small = product_kernel(KernelVariant::Small, q)) return {small};
+    const KernelInfo* small = product_kernel(KernelVariant::Small, q);
+    const KernelInfo* tiny = product_kernel(KernelVariant::Tiny, q);
+    if (tiny && (!small || prefers_tiny(small, q, s, multiprocessors))) return {tiny};
+    if (small) return {small};
     return {batched};
 }
 
@@ -89,8 +104,9 @@ Choice choose_counting(const Request& q, const Shape& s, std::int64_t multiproce
 // tile per multiprocessor takes the Tiled argmax kernel, or, where K is short (below
 // kShortArgmaxK), its Batched twin with half the slice (its rescan of one slice per result is then a
 // large share of the work, and it halves it); a smaller shape takes the Small argmax kernel, which
-// gives it 4 times the blocks. There is no split-K argmax: chunks would have to combine (value, k)
-// pairs, which 32-bit atomics on C and argmax apart cannot do.
+// gives it 4 times the blocks, or the Tiny one where prefers_tiny says. There is no split-K argmax:
+// chunks would have to combine (value, k) pairs, which 32-bit atomics on C and argmax apart cannot
+// do.
 constexpr std::int64_t kShortArgmaxK = 1024;
 
 Choice choose_argmax(const Request& q, const Shape& s, std::int64_t multiprocessors) {
@@ -101,6 +117,8 @@ Choice choose_argmax(const Request& q, const Shape& s, std::int64_t multiprocess
         return {batched && s.k < kShortArgmaxK ? batched : tiled};
     }
     const KernelInfo* small = argmax_kernel(KernelVariant::Small, q);
+    const KernelInfo* tiny = argmax_kernel(KernelVariant::Tiny, q);
+    if (tiny && (!small || prefers_tiny(small, q, s, multiprocessors))) return {tiny};
     return {small ? small : tiled};
 }
 
