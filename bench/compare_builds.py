@@ -6,7 +6,7 @@ one session on one GPU: the suites of the two builds run in turns (old, new, old
 drift of the machine lands on both, and each row's time is the median of its per-round medians.
 
     python3 bench/compare_builds.py --old build-base --new build-gpu --filter REGEX [--rounds 2]
-        [--suites throughput,startup] [--json-dir DIR]
+        [--suites throughput,startup,workloads] [--json-dir DIR]
 
 Prints a markdown table (row, old, new, new / old) and the rows that moved by more than --tolerance.
 """
@@ -18,7 +18,7 @@ import sys
 from run_benchmarks import commit, gpu_description, run_suite, short_name
 
 # What each suite's rows are compared by: the median kernel time, or the start-up case's time.
-SUITES = {"throughput": "median_us", "startup": "real_time"}
+SUITES = {"throughput": "median_us", "startup": "real_time", "workloads": "median_us"}
 
 
 def times(build, suite, filter_regex, json_path):
@@ -35,7 +35,7 @@ def main():
     parser.add_argument("--old", required=True, help="the build folder of the code being replaced")
     parser.add_argument("--new", required=True, help="the build folder of the change")
     parser.add_argument("--filter", default="", help="regex for --benchmark_filter")
-    parser.add_argument("--suites", default="throughput", help="throughput, startup, or both")
+    parser.add_argument("--suites", default="throughput", help="throughput, startup and/or workloads, comma-separated")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each build, taken in turns")
     parser.add_argument("--tolerance", type=float, default=0.02, help="the move beyond which a row is named")
     parser.add_argument("--json-dir", default=".", help="where the raw JSON goes")

@@ -10,7 +10,7 @@ struct Tiled {};    // the big-tile main loop
 struct SplitK {};   // the same over chunks of K, combined with atomics
 struct Batched {};  // the main loop with tiles for many small products
 struct Small {};    // 32 x 32 tiles, 2 x 2 results per thread
-struct Tiny {};     // the Small loop over 16 x 16 tiles and slices of 16, for many tiny products
+struct Tiny {};     // the Small loop over 16 x 16 tiles and slices of 8, for many tiny products
 struct Packed {};   // OrAnd on operands packed into 32-bit words along K (kernels/orand.cuh)
 
 // A product kernel of one row: C = A (x) B, with or without the argmax.

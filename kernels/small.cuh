@@ -74,11 +74,15 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                         arg[i][j] = -1;
                     }
                 fetch(0);
+                __syncthreads();  // every thread is done with the previous product's last slice
                 stash(0);
                 __syncthreads();
                 for (long long s = 0; s < slices; ++s) {
                     const int buf = static_cast<int>(s & 1);
-                    fetch((s + 1) * BK);
+                    // No fetch, stash and barrier after the last slice: a product of one or two slices
+                    // (the Tiny kernels' usual) would spend a third to a half of its staging on them.
+                    const bool more = s + 1 < slices;
+                    if (more) fetch((s + 1) * BK);
 #pragma unroll 8
                     for (int kk = 0; kk < BK; ++kk) {
                         const T a[2] = {sa[buf][kk][2 * ty], sa[buf][kk][2 * ty + 1]};
@@ -94,8 +98,10 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                                 }
                             }
                     }
-                    stash(buf ^ 1);
-                    __syncthreads();
+                    if (more) {
+                        stash(buf ^ 1);
+                        __syncthreads();
+                    }
                 }
 #pragma unroll
                 for (int i = 0; i < 2; ++i) {

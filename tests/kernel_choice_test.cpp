@@ -113,7 +113,7 @@ TEST(KernelChoice, SmallProductsTakeTheSmallKernels) {
     EXPECT_EQ(choose({64, 64, 64}).k_splits, 1);
 }
 
-// Many tiny products, and a K of at most 16, take the Tiny kernels (16 x 16 tiles, slices of 16),
+// Many tiny products, and a K of at most 16, take the Tiny kernels (16 x 16 tiles, slices of 8),
 // plain and with argmax; a single product with a longer K stays on the Small ones.
 TEST(KernelChoice, TinyProductsTakeTheTinyKernels) {
     const auto both = [](const Product& p, std::int64_t sms = kH200) {

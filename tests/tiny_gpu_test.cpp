@@ -1,4 +1,4 @@
-// The Tiny kernels (16 x 16 tiles, slices of 16): many products with a side or K of at most 16, as a
+// The Tiny kernels (16 x 16 tiles, slices of 8): many products with a side or K of at most 16, as a
 // tensor network's contractions make them, and single products with a K of at most 16. Each test
 // first checks that the library plans the Tiny kernel for its shape on this GPU, so that none passes
 // on another path; then C (and argmax) against the reference, exactly, with outputs poisoned:

@@ -30,7 +30,7 @@ enum class KernelVariant : std::uint8_t {
     Small,    // 32 x 32 tiles: a few small products
     Scatter,  // backward: grad_C routed through the argmax
     Packed,   // OrAnd on operands packed into 32-bit words (and the kernel that packs them)
-    Tiny,     // 16 x 16 tiles, slices of 16: many products with a side or K of at most 16
+    Tiny,     // 16 x 16 tiles, slices of 8: many products with a side or K of at most 16
 };
 
 // How the warm-up tool and listings group kernels: gemm (the Tiled, SplitK and Packed products),

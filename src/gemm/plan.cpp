@@ -44,7 +44,7 @@ std::int64_t filled_tiles(const KernelInfo* kernel, const Request& q, const Shap
     return covered >= 0.75 ? q.batch * tiles_m * tiles_n : 0;
 }
 
-// The Tiny kernels (16 x 16 tiles, slices of 16) instead of the Small ones (32 x 32, slices of 32)
+// The Tiny kernels (16 x 16 tiles, slices of 8) instead of the Small ones (32 x 32, slices of 32)
 // where most of a Small block's terms would be padding and the products are many enough to be bound
 // by memory: K of at most half a Small slice, or a batch of at least one product per multiprocessor
 // that fills less than 3/4 of the Small tile. A single product with a longer K stays on the Small
