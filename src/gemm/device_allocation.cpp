@@ -43,6 +43,10 @@ void DeviceAllocation::copy_from_host(const void* source, std::size_t bytes, std
             fmt::format("upload of {} bytes at offset {} overflows a buffer of {} bytes", bytes, offset, bytes_));
     ScopedContext current(CudaContext::for_device(device_).primary_context());
     TROPICAL_CU(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(data()) + offset, source, bytes));
+    // From pageable memory the copy returns once the bytes are staged, before the DMA lands: a launch
+    // on a non-blocking stream right after it could read part of the old contents (a graph replay in
+    // graph_capture_gpu_test did, under load). The upload is documented synchronous, so it waits.
+    TROPICAL_CU(cuCtxSynchronize());
 }
 
 void DeviceAllocation::copy_to_host(void* destination, std::size_t bytes, std::size_t offset) const {
