@@ -184,6 +184,10 @@ def product(a, b, semiring, group, shards, shape, want_argmax: bool, panel_width
         else:
             part, part_k = local_matmul(a_panel, b_panel, semiring), None
         c, k = (part, part_k) if c is None else combine_in_order(c, k, part, part_k, is_max)
+        # Dropped before the next segment's product allocates its own: held across it, a block the
+        # size of C would live twice beside C (a fourth block of the README's three, which ran the
+        # largest APSP graph on two H200s out of memory).
+        del part, part_k
     return (c, k) if want_argmax else c
 
 
