@@ -45,13 +45,10 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                 const long long m0 = tm * BM, n0 = tn * BN;
                 const T* pa = element<const T>(p.a, b, m0 + ao, ak);
                 const T* pb = element<const T>(p.b, b, bk, n0 + bo);
-                // Bounds as ints clamped to the tile's reach (left_of): the checks of a load and of
-                // a result are then 32-bit compares, not 64-bit pairs (a Tiny product is bound by
-                // issued instructions, and these were a fifth of them).
-                const int a_rows = left_of(M - m0 - ao), b_cols = left_of(N - n0 - bo);
+                const long long a_rows = M - m0 - ao, b_cols = N - n0 - bo;
                 T ra[LOADS], rb[LOADS];
                 auto fetch = [&](long long k0) {
-                    const int a_ks = left_of(K - k0 - ak), b_ks = left_of(K - k0 - bk);
+                    const long long a_ks = K - k0 - ak, b_ks = K - k0 - bk;
 #pragma unroll
                     for (int r = 0; r < LOADS; ++r) {
                         ra[r] = r * a_do < a_rows && r * a_dk < a_ks ? pa[r * a_step] : R::zero();
@@ -106,19 +103,17 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                         __syncthreads();
                     }
                 }
-                // The thread's first result, then its neighbours one stride away.
-                const int rows_left = left_of(M - m0 - 2 * ty), cols_left = left_of(N - n0 - 2 * tx);
-                T* const c0 = element<T>(p.c, b, m0 + 2 * ty, n0 + 2 * tx);
-                int* const m_0 = ARGMAX ? element<int>(p.argmax, b, m0 + 2 * ty, n0 + 2 * tx) : nullptr;
 #pragma unroll
                 for (int i = 0; i < 2; ++i) {
+                    const long long row = m0 + 2 * ty + i;
 #pragma unroll
                     for (int j = 0; j < 2; ++j) {
-                        if (i >= rows_left || j >= cols_left) continue;
-                        T* const c = c0 + (i * p.c.row_stride + j * p.c.col_stride);
+                        const long long col = n0 + 2 * tx + j;
+                        if (row >= M || col >= N) continue;
+                        T* const c = element<T>(p.c, b, row, col);
                         T v = R::finish(acc[i][j]);
                         if constexpr (!STAGE) v = v + T(0);  // -0 -> +0
-                        if constexpr (ARGMAX) m_0[i * p.argmax.row_stride + j * p.argmax.col_stride] = arg[i][j];
+                        if constexpr (ARGMAX) *element<int>(p.argmax, b, row, col) = arg[i][j];
                         else if (p.accumulate) v = R::plus(*c + T(0), v);  // an old -0 is read as +0
                         *c = v;
                     }
