@@ -7,6 +7,7 @@
 #include <string>
 
 #include <tropical/error.hpp>
+#include "catalogue/catalogue.hpp"
 #include "gemm/plan.hpp"
 
 using namespace tropical;
@@ -135,6 +136,30 @@ TEST(KernelChoice, TinyProductsTakeTheTinyKernels) {
     // take the Batched kernels first.
     EXPECT_EQ(name_of(choose({32, 32, 17, 100000})), "tropical_small_f32_maxplus");
     EXPECT_EQ(name_of(choose({64, 64, 16, 4096})), "tropical_batched_f32_maxplus");
+}
+
+// A Tiny launch is one wave of the blocks the multiprocessors hold, looping over the batch; a batch
+// smaller than that keeps a block per product.
+TEST(KernelChoice, TinyLaunchesOneWaveOfResidentBlocks) {
+    const auto grid_of = [](const Product& p) {
+        Request q;
+        q.operation = Operation::Gemm;
+        q.dtype = p.dtype;
+        q.semiring = p.semiring;
+        q.a = {nullptr, p.m, p.k, p.k, Layout::RowMajor, p.m * p.k};
+        q.b = {nullptr, p.k, p.n, p.n, Layout::RowMajor, p.k * p.n};
+        q.c = {nullptr, p.m, p.n, p.n, Layout::RowMajor, p.m * p.n};
+        q.batch = p.batch;
+        const LaunchPlan launch = plan(q, Shape{p.m, p.n, p.k}, {kH200, 0});
+        EXPECT_EQ(launch.choice.kernel->variant, KernelVariant::Tiny);
+        return std::to_string(launch.grid[0]) + "x" + std::to_string(launch.grid[1]) + "x" +
+               std::to_string(launch.grid[2]);
+    };
+    const int per_sm = row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Tiny, DType::F32, Semiring::MaxPlus))
+                           .min_blocks;
+    EXPECT_EQ(grid_of({16, 16, 16, 65536}), "1x1x" + std::to_string(kH200 * per_sm));
+    EXPECT_EQ(grid_of({32, 32, 8, 16384}), "2x2x" + std::to_string(kH200 * per_sm / 4));
+    EXPECT_EQ(grid_of({16, 16, 16, 100}), "1x1x100");
 }
 
 // OrAnd: bytes go to the Tiled kernels (which pack them as they stage them) and packed operands to

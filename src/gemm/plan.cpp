@@ -127,7 +127,7 @@ TgOperand kernel_operand(const OperandRef& r) {
             r.batch_stride};
 }
 
-void plan_product(LaunchPlan& p, const Request& q, const Shape& s) {
+void plan_product(LaunchPlan& p, const Request& q, const Shape& s, const DeviceLimits& device) {
     const CatalogueRow& row = row_of(*p.choice.kernel);
     TgGemmParams& params = p.product;
     params.a = kernel_operand(q.a);
@@ -146,6 +146,14 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s) {
     p.grid[0] = static_cast<unsigned>(grid_x);
     p.grid[1] = static_cast<unsigned>(std::min((s.m + row.tile.bm - 1) / row.tile.bm, kMaxGridY));
     p.grid[2] = static_cast<unsigned>(std::min(q.batch * p.choice.k_splits, kMaxGridZ));
+    // A Tiny block's setup (its staging map, the tile counts, the first addresses) is as long as the
+    // work of its one small product: one wave of the blocks the multiprocessors hold (the row's
+    // min_blocks each) loops over the batch instead, and pays it once for many products.
+    if (row.variant == KernelVariant::Tiny && row.min_blocks > 0 && device.multiprocessors > 0) {
+        const std::int64_t resident = device.multiprocessors * row.min_blocks;
+        const std::int64_t tiles = std::int64_t{p.grid[0]} * p.grid[1];
+        p.grid[2] = static_cast<unsigned>(std::min<std::int64_t>(p.grid[2], std::max<std::int64_t>(1, resident / tiles)));
+    }
     if (q.with_counts) {
         p.counting.values = params;
         p.counting.a_count = kernel_operand(q.a_count);
@@ -267,7 +275,7 @@ LaunchPlan plan(const Request& q, const Shape& s, const DeviceLimits& device) {
     p.block = static_cast<unsigned>(row_of(*p.choice.kernel).threads);
     if (q.operation == Operation::BackwardA || q.operation == Operation::BackwardB) plan_backward(p, q, s, device);
     else if (q.operation == Operation::PackBits) plan_pack(p, q, s, device);
-    else plan_product(p, q, s);
+    else plan_product(p, q, s, device);
     return p;
 }
 
