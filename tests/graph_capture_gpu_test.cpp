@@ -271,7 +271,7 @@ TEST(GraphCaptureProblems, TheProblemsReachEveryProductVariant) {
         argmax_variants += " " + p.label + ": " + std::string(to_string(plan_of(q).choice.kernel->variant)) + ";";
     }
     for (KernelVariant v : {KernelVariant::Tiny, KernelVariant::Small, KernelVariant::Batched, KernelVariant::Tiled,
-                           KernelVariant::SplitK})
+                            KernelVariant::SplitK})
         EXPECT_TRUE(reached.count(v)) << "no problem reaches the " << to_string(v)
                                       << " product: resize problems() to the rules of src/gemm/plan.cpp";
     std::printf("argmax variants captured:%s\n", argmax_variants.c_str());

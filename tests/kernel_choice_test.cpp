@@ -155,8 +155,8 @@ TEST(KernelChoice, TinyLaunchesOneWaveOfResidentBlocks) {
         return std::to_string(launch.grid[0]) + "x" + std::to_string(launch.grid[1]) + "x" +
                std::to_string(launch.grid[2]);
     };
-    const int per_sm = row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Tiny, DType::F32, Semiring::MaxPlus))
-                           .min_blocks;
+    const int per_sm =
+        row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Tiny, DType::F32, Semiring::MaxPlus)).min_blocks;
     EXPECT_EQ(grid_of({16, 16, 16, 65536}), "1x1x" + std::to_string(kH200 * per_sm));
     EXPECT_EQ(grid_of({32, 32, 8, 16384}), "2x2x" + std::to_string(kH200 * per_sm / 4));
     EXPECT_EQ(grid_of({16, 16, 16, 100}), "1x1x100");

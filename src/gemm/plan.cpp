@@ -152,7 +152,8 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s, const DeviceL
     if (row.variant == KernelVariant::Tiny && row.min_blocks > 0 && device.multiprocessors > 0) {
         const std::int64_t resident = device.multiprocessors * row.min_blocks;
         const std::int64_t tiles = std::int64_t{p.grid[0]} * p.grid[1];
-        p.grid[2] = static_cast<unsigned>(std::min<std::int64_t>(p.grid[2], std::max<std::int64_t>(1, resident / tiles)));
+        p.grid[2] =
+            static_cast<unsigned>(std::min<std::int64_t>(p.grid[2], std::max<std::int64_t>(1, resident / tiles)));
     }
     if (q.with_counts) {
         p.counting.values = params;
