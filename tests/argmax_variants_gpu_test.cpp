@@ -102,21 +102,11 @@ TYPED_TEST(ArgmaxVariantsGpu, EdgeValues) {
     using T = typename TypeParam::Elem;
     constexpr Semiring ring = S::value;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<T> specials = scattered_specials<T>(ring);
     const std::int64_t count = 2 * CudaContext::for_device(0).multiprocessor_count();
     const std::vector<std::pair<Shape, std::int64_t>> problems = {{{70, 50, 90}, 1}, {{64, 64, 77}, count}};
     for (const auto& [s, batch] : problems) {
         const Geometries g = with_count(layout_combination(5, case_index<TypeParam>()), batch);
-        auto a = random_matrix<T>(rng, ring, Values::Ties, s.m, s.k, g.a);
-        auto b = random_matrix<T>(rng, ring, Values::Ties, s.k, s.n, g.b);
-        for (int n = 0; n < 24 * static_cast<int>(batch); ++n) {
-            const T v = specials[static_cast<std::size_t>(n) % specials.size()];
-            const std::int64_t p = rng.integer(0, batch - 1);
-            a.at(p, rng.integer(0, s.m - 1), rng.integer(0, s.k - 1)) = v;
-            b.at(p, rng.integer(0, s.k - 1), rng.integer(0, s.n - 1)) = v;
-        }
-        // Whole rows of A at the zero: their results are the zero with argmax -1.
-        for (std::int64_t k = 0; k < s.k; ++k) a(s.m - 1, k) = reference::zero<T>(ring);
+        const auto [a, b] = edge_operands<T>(rng, ring, s, g, 24);
         const auto c0 = make_matrix<T>(s.m, s.n, g.c);
         const auto m0 = make_matrix<std::int32_t>(s.m, s.n, g.argmax, kPoison);
         const auto [expected_c, expected_argmax] = reference_gemm_argmax<T>(ring, a, b, c0, m0);

@@ -26,7 +26,7 @@ struct Product {
     Layout c_layout = Layout::RowMajor;
 };
 
-Choice choose(const Product& p, std::int64_t multiprocessors = kH200, Operation operation = Operation::Gemm) {
+Request request_of(const Product& p, Operation operation = Operation::Gemm) {
     Request q;
     q.operation = operation;
     q.dtype = p.dtype;
@@ -37,7 +37,11 @@ Choice choose(const Product& p, std::int64_t multiprocessors = kH200, Operation 
     q.c = {nullptr, p.m, p.n, ld, p.c_layout, p.batch > 1 ? p.m * p.n + p.c_gap : 0};
     q.batch = p.batch;
     q.options.accumulate = p.accumulate;
-    return choose_kernel(q, Shape{p.m, p.n, p.k}, multiprocessors);
+    return q;
+}
+
+Choice choose(const Product& p, std::int64_t multiprocessors = kH200, Operation operation = Operation::Gemm) {
+    return choose_kernel(request_of(p, operation), Shape{p.m, p.n, p.k}, multiprocessors);
 }
 
 std::string name_of(const Choice& c) { return std::string(c.kernel->name); }
@@ -142,15 +146,7 @@ TEST(KernelChoice, TinyProductsTakeTheTinyKernels) {
 // smaller than that keeps a block per product.
 TEST(KernelChoice, TinyLaunchesOneWaveOfResidentBlocks) {
     const auto grid_of = [](const Product& p) {
-        Request q;
-        q.operation = Operation::Gemm;
-        q.dtype = p.dtype;
-        q.semiring = p.semiring;
-        q.a = {nullptr, p.m, p.k, p.k, Layout::RowMajor, p.m * p.k};
-        q.b = {nullptr, p.k, p.n, p.n, Layout::RowMajor, p.k * p.n};
-        q.c = {nullptr, p.m, p.n, p.n, Layout::RowMajor, p.m * p.n};
-        q.batch = p.batch;
-        const LaunchPlan launch = plan(q, Shape{p.m, p.n, p.k}, {kH200, 0});
+        const LaunchPlan launch = plan(request_of(p), Shape{p.m, p.n, p.k}, {kH200, 0});
         EXPECT_EQ(launch.choice.kernel->variant, KernelVariant::Tiny);
         return std::to_string(launch.grid[0]) + "x" + std::to_string(launch.grid[1]) + "x" +
                std::to_string(launch.grid[2]);

@@ -108,20 +108,11 @@ TYPED_TEST(TinyGpu, EdgeValues) {
     using T = typename TypeParam::Elem;
     constexpr Semiring ring = S::value;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<T> specials = scattered_specials<T>(ring);
     const Problem p{{16, 15, 13}, multiprocessors()};
     expect_tiny<S, T>(p);
     const Geometries g = with_count(layout_combination(6, case_index<TypeParam>()), p.count);
     const Shape& s = p.shape;
-    auto a = random_matrix<T>(rng, ring, Values::Ties, s.m, s.k, g.a);
-    auto b = random_matrix<T>(rng, ring, Values::Ties, s.k, s.n, g.b);
-    for (int n = 0; n < 8 * static_cast<int>(p.count); ++n) {
-        const T v = specials[static_cast<std::size_t>(n) % specials.size()];
-        const std::int64_t q = rng.integer(0, p.count - 1);
-        a.at(q, rng.integer(0, s.m - 1), rng.integer(0, s.k - 1)) = v;
-        b.at(q, rng.integer(0, s.k - 1), rng.integer(0, s.n - 1)) = v;
-    }
-    for (std::int64_t k = 0; k < s.k; ++k) a(s.m - 1, k) = reference::zero<T>(ring);
+    const auto [a, b] = edge_operands<T>(rng, ring, s, g, 8);
     const auto c0 = make_matrix<T>(s.m, s.n, g.c);
     const auto m0 = make_matrix<std::int32_t>(s.m, s.n, g.argmax, kPoison);
     const auto expected_c = reference_gemm<T>(ring, a, b, c0);

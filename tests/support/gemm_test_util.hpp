@@ -210,6 +210,26 @@ inline Geometries with_count(Geometries g, std::int64_t count) {
     return g;
 }
 
+// Operands of ties with the semiring's edge values (scattered_specials) written at `per_product`
+// random places of each product's A and B, and the last row of the first product's A at the zero
+// (its results are the zero, with argmax -1).
+template <class T>
+std::pair<HostMatrix<T>, HostMatrix<T>> edge_operands(Rng& rng, Semiring ring, const Shape& s, const Geometries& g,
+                                                      int per_product) {
+    const std::vector<T> specials = scattered_specials<T>(ring);
+    auto a = random_matrix<T>(rng, ring, Values::Ties, s.m, s.k, g.a);
+    auto b = random_matrix<T>(rng, ring, Values::Ties, s.k, s.n, g.b);
+    const std::int64_t count = g.a.count;
+    for (int n = 0; n < per_product * static_cast<int>(count); ++n) {
+        const T v = specials[static_cast<std::size_t>(n) % specials.size()];
+        const std::int64_t p = rng.integer(0, count - 1);
+        a.at(p, rng.integer(0, s.m - 1), rng.integer(0, s.k - 1)) = v;
+        b.at(p, rng.integer(0, s.k - 1), rng.integer(0, s.n - 1)) = v;
+    }
+    for (std::int64_t k = 0; k < s.k; ++k) a(s.m - 1, k) = reference::zero<T>(ring);
+    return {std::move(a), std::move(b)};
+}
+
 // C = A (x) B (or C = C (+) A (x) B) on the GPU equals the reference exactly.
 template <class S, class T>
 void check_gemm(Rng& rng, const Shape& s, const Geometries& g, Values values = Values::Typical, Launch launch = {},
