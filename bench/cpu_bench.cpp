@@ -2,6 +2,11 @@
 //
 //   ceiling/<type>/<semiring>              one core's ceiling (bench/cpu_ceiling.hpp): the faster of a
 //                                          register-only loop and the micro-kernel on panels in L1
+//   ceiling/<type>/<semiring>/threads:all  the same loop on every core at once: what the cores do
+//                                          together (shared cores, all-core clocks), the ceiling of
+//                                          the threads:all rows
+//   gemm/<type>/<semiring>/<m>x<n>/threads:1  an m x n x n product on one core: the band of rows of
+//                                          an n^3 product that one of several threads computes
 //   gemm/<type>/<semiring>/<n>/threads:<t> n x n x n row-major products on t threads (all: every core)
 //   argmax/..., batched/..., backward_a/... the other operations
 //   counting/..., orand/..., orand_argmax/... the counting and OrAnd semirings, as G terms/s
@@ -9,7 +14,8 @@
 //
 // Products report Gops (tropical ops per second, 2 M N K / time, over the fastest timed run, in
 // 1e9), of_ceiling (that over the ceiling of the same type and semiring times the threads used),
-// and the fastest and median times. Wall-clock time; inputs uniform in [-10, 10] ([0, 10] for
+// on every core also of_all_core_ceiling (over the ceiling measured on every core at once), and
+// the fastest and median times. Wall-clock time; inputs uniform in [-10, 10] ([0, 10] for
 // MaxMul; no NaN, so the fast kernels run). The ceilings (best of 5 runs each) are measured once,
 // first, on the SIMD target the products run on (in the context as simd_target). Single-threaded cases
 // also report Gops_cpu and of_ceiling_cpu, the same on the thread's CPU time (against the
@@ -24,9 +30,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <latch>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -99,6 +107,54 @@ const Ceiling& ceiling_of(DType dtype, Semiring semiring) {
     return measured[{dtype, semiring}] = c;
 }
 
+// Terms per second of every core at once: the faster of the two ceiling loops (for this type and
+// semiring, on one core) run on `threads` threads that start together, as many iterations each as
+// one core does in about 0.2 s; total terms over the time until the last thread ends, best of 3.
+double all_core_rate(DType dtype, Semiring semiring, int threads) {
+    if (semiring == Semiring::MinPlus) semiring = Semiring::MaxPlus;
+    if (semiring == Semiring::MinMax) semiring = Semiring::MaxMin;
+    static std::map<std::pair<DType, Semiring>, double> measured;
+    if (auto it = measured.find({dtype, semiring}); it != measured.end()) return it->second;
+    const Ceiling& one = ceiling_of(dtype, semiring);
+    const bool loop = one.loop.wall >= one.kernel.wall;
+    const auto run = [&](std::int64_t iterations) {
+        return loop ? bench::register_loop_terms(dtype, semiring, iterations)
+                    : bench::micro_kernel_terms(dtype, semiring, iterations);
+    };
+    // Iterations for 0.2 s on one core, from the terms one call of 1024 iterations does.
+    const double terms_per_iteration = static_cast<double>(run(1024)) / 1024;
+    const auto iterations = static_cast<std::int64_t>(0.2 * one.wall() / terms_per_iteration);
+    double best = 0;
+    for (int round = 0; round < 3; ++round) {
+        std::vector<std::int64_t> terms(static_cast<std::size_t>(threads));
+        std::latch ready(threads + 1);
+        std::vector<std::thread> workers;
+        for (int i = 0; i < threads; ++i)
+            workers.emplace_back([&, i] {
+                ready.arrive_and_wait();
+                terms[static_cast<std::size_t>(i)] = run(iterations);
+            });
+        ready.arrive_and_wait();
+        const auto start = Clock::now();
+        for (std::thread& w : workers) w.join();
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        double total = 0;
+        for (const std::int64_t t : terms) total += static_cast<double>(t);
+        best = std::max(best, total / seconds);
+    }
+    return measured[{dtype, semiring}] = best;
+}
+
+void all_core_ceiling(benchmark::State& state, DType dtype, Semiring semiring) {
+    const int threads = host::default_threads();
+    const double rate = all_core_rate(dtype, semiring, threads);
+    for (auto _ : state) benchmark::DoNotOptimize(rate);
+    state.counters["Gops"] = 2 * rate * 1e-9;
+    state.counters["threads"] = threads;
+    // What every core at once does, in cores' worth of one core alone.
+    state.counters["cores_worth"] = rate / ceiling_of(dtype, semiring).wall();
+}
+
 void ceiling(benchmark::State& state, DType dtype, Semiring semiring) {
     const Ceiling& c = ceiling_of(dtype, semiring);
     for (auto _ : state) benchmark::DoNotOptimize(bench::register_loop_terms(dtype, semiring, 1 << 10));
@@ -127,11 +183,12 @@ struct Case {
     std::int64_t n;
     int threads;  // 0: every core
     std::int64_t batch = 1;
+    std::int64_t rows = 0;  // M of a gemm case (0: n)
 };
 
 template <class S, class T>
 void run_case(benchmark::State& state, const Case& c) {
-    const std::int64_t n = c.n, count = c.batch;
+    const std::int64_t n = c.n, count = c.batch, m = c.rows ? c.rows : n;
     const auto elements = static_cast<std::size_t>(n * n * count);
     const double lowest = S::value == Semiring::MaxMul ? 0.0 : -10.0;
     const std::vector<T> a = random_values<T>(elements, 1, lowest), b = random_values<T>(elements, 2, lowest);
@@ -139,14 +196,16 @@ void run_case(benchmark::State& state, const Case& c) {
     std::vector<std::int32_t> argmax(elements);
     const host::Options options{false, c.threads};
     const auto in = [&](const std::vector<T>& x) { return batched(row_major(x.data(), n, n), n * n); };
-    const auto mine = batched(row_major(out.data(), n, n), n * n);
+    const auto mine = batched(row_major(out.data(), m, n), n * n);
     const auto indices = batched(row_major(argmax.data(), n, n), n * n);
     if (c.kind == Kind::BackwardA || c.kind == Kind::BackwardB)  // a real argmax to route through
         host::gemm_batched_with_argmax<S>(in(a), in(b), mine, indices, count, options);
     const Timing timing = time_runs(state, [&] {
         switch (c.kind) {
         case Kind::Gemm:
-        case Kind::Batched: host::gemm_batched<S>(in(a), in(b), mine, count, options); break;
+        case Kind::Batched:
+            host::gemm_batched<S>(batched(row_major(a.data(), m, n), n * n), in(b), mine, count, options);
+            break;
         case Kind::Argmax: host::gemm_batched_with_argmax<S>(in(a), in(b), mine, indices, count, options); break;
         case Kind::BackwardA:  // grad_C: A's values will do
             host::gemm_batched_backward_a<S>(in(a), indices, in(a), in(b), mine, count, options);
@@ -165,10 +224,12 @@ void run_case(benchmark::State& state, const Case& c) {
         state.counters["ms_best"] = timing.best * 1e3;
         return;
     }
-    const double ops = 2.0 * double(n) * double(n) * double(n) * double(count);
+    const double ops = 2.0 * double(m) * double(n) * double(n) * double(count);
     state.counters["Gops"] = ops / timing.best * 1e-9;
     const Ceiling& ceiling = ceiling_of(c.dtype, c.semiring);
     state.counters["of_ceiling"] = ops / timing.best / (2 * ceiling.wall() * threads);
+    if (threads > 1 && threads == host::default_threads())
+        state.counters["of_all_core_ceiling"] = ops / timing.best / (2 * all_core_rate(c.dtype, c.semiring, threads));
     state.counters["ms_best"] = timing.best * 1e3;
     state.counters["ms_median"] = timing.median * 1e3;
     if (threads == 1) {  // the same on CPU time, which other processes on the core do not inflate
@@ -205,6 +266,9 @@ void add(const Case& c) {
     std::string name =
         fmt::format("{}/{}/{}/{}", kinds[static_cast<int>(c.kind)], name_of(c.dtype), to_string(c.semiring), c.n);
     if (c.kind == Kind::Batched) name = fmt::format("{}x{}", name, c.batch);
+    if (c.rows)
+        name = fmt::format("{}/{}/{}/{}x{}", kinds[static_cast<int>(c.kind)], name_of(c.dtype), to_string(c.semiring),
+                           c.rows, c.n);
     name += c.threads ? fmt::format("/threads:{}", c.threads) : std::string("/threads:all");
     benchmark::RegisterBenchmark(name.c_str(), run, c)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
 }
@@ -214,8 +278,13 @@ void register_all() {
         for (Semiring s : {Semiring::MaxPlus, Semiring::MaxMul, Semiring::MaxMin})
             benchmark::RegisterBenchmark(fmt::format("ceiling/{}/{}", name_of(t), to_string(s)).c_str(), ceiling, t, s)
                 ->Iterations(1);
+    benchmark::RegisterBenchmark("ceiling/f32/maxplus/threads:all", all_core_ceiling, DType::F32, Semiring::MaxPlus)
+        ->Iterations(1);
     for (std::int64_t n : {256, 512, 1024, 2048})
         for (int threads : {1, 0}) add({Kind::Gemm, DType::F32, Semiring::MaxPlus, n, threads});
+    // One thread's share of 2048^3 when 16 or 64 bands of rows cut it (host_product.cpp's cut_for):
+    // each band packs all of B again, which these rows price against gemm/f32/maxplus/2048/threads:1.
+    for (std::int64_t rows : {128, 32}) add({Kind::Gemm, DType::F32, Semiring::MaxPlus, 2048, 1, 1, rows});
     for (Semiring s : {Semiring::MinPlus, Semiring::MaxMul, Semiring::MaxMin})
         add({Kind::Gemm, DType::F32, s, 1024, 1});
     for (DType t : {DType::F64, DType::I32, DType::I64})

@@ -89,6 +89,26 @@ TYPED_TEST(CpuGemm, ProductsWiderThanAColumnBlockMatchTheReference) {
     }
 }
 
+// Bands of rows on several threads share one packing of B (cpu/host_product.cpp, PackedBLayout):
+// 64 rows make 8 bands of whole tiles on 2 threads; 1100 columns cross a column block for 64-bit
+// elements (NC 1008 or 504), and for f32 and i32 on AVX2 and SSE4 (1008, 1020); 520 terms cross a
+// K block (at most 512). Typical values, then special ones (each packed panel's NaN flag travels
+// with the packing), and a narrower C with ties on every target this CPU runs.
+TYPED_TEST(CpuGemm, BandsSharingOnePackingOfBMatchTheReference) {
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    SplitSmallWork split;
+    check_host_products<S, T>(rng, {64, 1100, 520}, layout_combination(0, 2), Values::Typical, {.threads = 2});
+    check_host_products<S, T>(rng, {64, 90, 530}, layout_combination(1, 2), Values::Typical, {.threads = 2},
+                              /*specials=*/true);
+    for (const std::int64_t target : cpu::runnable_targets()) {
+        ForcedTarget forced(target);
+        SCOPED_TRACE(std::string("target ") + cpu::target_name(target));
+        check_host_products<S, T>(rng, {67, 40, 515}, layout_combination(2, 3), Values::Ties, {.threads = 2});
+    }
+}
+
 // A product large enough to be cut into tasks by its size alone, on every core.
 TYPED_TEST(CpuGemm, LargeProductOnEveryCoreMatchesTheReference) {
     using S = typename TypeParam::Ring;

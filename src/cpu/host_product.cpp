@@ -8,6 +8,7 @@
 #include "cpu/host.hpp"
 #include "cpu/product.hpp"
 #include "cpu/thread_pool.hpp"
+#include "cpu/workspace.hpp"
 
 namespace tropical::cpu {
 namespace {
@@ -17,28 +18,34 @@ constexpr double kTermsPerThread = double(1 << 20);
 
 Strided strided(const detail::OperandRef& r) { return {const_cast<void*>(r.data), row_stride(r), col_stride(r)}; }
 
-// How the tasks cover the batch: `pieces` per product, each a band of `tile`-aligned rows (or
-// columns) of C.
+// A thread takes this many bands of a product that is cut, so that a faster thread can take the
+// bands of a slower one (a core shared with other work) instead of waiting for it.
+constexpr std::int64_t kBandsPerThread = 4;
+
+// The most scratch that B packed once for all bands may take (PackedBLayout); beyond it each band
+// packs its own blocks of B, and a thread takes one band.
+constexpr std::size_t kSharedBBytes = std::size_t{256} << 20;
+
+// How the tasks cover the batch: `bands` per product, each of `tile`-aligned rows (or columns) of C.
 struct Cut {
-    std::int64_t pieces = 1;
+    std::int64_t bands = 1;
     bool by_rows = true;
     std::int64_t tile = 1, tiles = 1;  // the band unit, and how many of them the cut dimension holds
 };
 
-// Enough pieces that every thread gets the same number of tasks; a band of columns repeats the
-// packing of A, one of rows that of B, so the cut goes through the longer side of C.
-Cut cut_for(std::int64_t count, std::int64_t m, std::int64_t n, TileShape tile, int threads) {
+// Products are not cut where there are enough of them for every thread to take several. Else into
+// bands of rows, `per_thread` for every thread (or as many as the tiles allow), unless C has too
+// few rows of tiles for them and more columns: then into bands of columns, each of which packs the
+// rows of A again (few of them, there).
+Cut cut_for(std::int64_t count, std::int64_t m, std::int64_t n, TileShape tile, int threads, std::int64_t per_thread) {
     Cut cut;
     if (threads <= 1 || count >= 4 * threads) return cut;
-    cut.pieces = threads / std::gcd<std::int64_t>(count, threads);
+    const std::int64_t wanted = per_thread * threads / std::gcd<std::int64_t>(count, threads);
     const std::int64_t row_tiles = (m + tile.rows - 1) / tile.rows, col_tiles = (n + tile.cols - 1) / tile.cols;
-    cut.by_rows = m >= n;
-    // Unless the longer side has too few tiles for the pieces and the other has more.
-    const std::int64_t along = cut.by_rows ? row_tiles : col_tiles, across = cut.by_rows ? col_tiles : row_tiles;
-    if (along < cut.pieces && across > along) cut.by_rows = !cut.by_rows;
+    cut.by_rows = row_tiles >= wanted || row_tiles >= col_tiles;
     cut.tile = cut.by_rows ? tile.rows : tile.cols;
     cut.tiles = cut.by_rows ? row_tiles : col_tiles;
-    cut.pieces = std::min(cut.pieces, cut.tiles);
+    cut.bands = std::min(wanted, cut.tiles);
     return cut;
 }
 
@@ -72,26 +79,55 @@ void run_product(const detail::Request& q, const detail::Shape& s, int threads) 
     const ProductFunction kernel = product_function(q.dtype);
     const double terms = double(q.batch) * double(s.m) * double(s.n) * double(std::max<std::int64_t>(s.k, 1));
     const int used = threads_for(terms, kTermsPerThread, threads);
-    const Cut cut = cut_for(q.batch, base.m, base.n, tile_function(q.dtype)(q.semiring, argmax), used);
+    const TileShape tile = tile_function(q.dtype)(q.semiring, argmax);
     const auto at = [](const Strided& x, std::int64_t batch_stride, std::int64_t index, std::size_t bytes) {
         Strided moved = x;
         moved.data = static_cast<char*>(x.data) + index * batch_stride * static_cast<std::int64_t>(bytes);
         return moved;
     };
-    parallel_for(used, q.batch * cut.pieces, [&](std::int64_t task) {
-        const std::int64_t product = task / cut.pieces, piece = task % cut.pieces;
+    const auto task_of = [&](std::int64_t product) {
         ProductTask t = base;
         t.a = at(base.a, batch_a, product, size);
         t.b = at(base.b, batch_b, product, size);
         t.c = at(base.c, q.c.batch_stride, product, size);
         if (argmax) t.idx = at(base.idx, q.argmax.batch_stride, product, sizeof(std::int32_t));
-        if (cut.pieces > 1) {
-            const std::int64_t first = cut.tiles * piece / cut.pieces * cut.tile;
-            const std::int64_t last =
-                std::min(cut.tiles * (piece + 1) / cut.pieces * cut.tile, cut.by_rows ? t.m : t.n);
-            (cut.by_rows ? t.row0 : t.col0) = first;
-            (cut.by_rows ? t.row1 : t.col1) = last;
-        }
+        return t;
+    };
+    const auto band_of = [](const Cut& cut, ProductTask& t, std::int64_t band) {
+        const std::int64_t first = cut.tiles * band / cut.bands * cut.tile;
+        const std::int64_t last = std::min(cut.tiles * (band + 1) / cut.bands * cut.tile, cut.by_rows ? t.m : t.n);
+        (cut.by_rows ? t.row0 : t.col0) = first;
+        (cut.by_rows ? t.row1 : t.col1) = last;
+    };
+
+    // Bands of rows share one packing of B where it fits the scratch limit: all of it first, block
+    // by block on every thread, into the calling thread's scratch; then the bands, which read it.
+    const Cut cut = cut_for(q.batch, base.m, base.n, tile, used, kBandsPerThread);
+    const PackedBLayout layout{base.k, base.n, tile.cols, blocks_for(size, tile.rows, tile.cols)};
+    const std::size_t per_product = layout.bytes(size);
+    if (cut.bands > 1 && cut.by_rows && base.k > 0 &&
+        per_product * static_cast<std::size_t>(q.batch) <= kSharedBBytes) {
+        auto* packed = static_cast<char*>(scratch(Scratch::SharedB, per_product * static_cast<std::size_t>(q.batch)));
+        parallel_for(used, q.batch * layout.count(), [&](std::int64_t task) {
+            ProductTask t = task_of(task / layout.count());
+            t.packed_b = packed + per_product * static_cast<std::size_t>(task / layout.count());
+            t.pack_block = task % layout.count();
+            kernel(t);
+        });
+        parallel_for(used, q.batch * cut.bands, [&](std::int64_t task) {
+            ProductTask t = task_of(task / cut.bands);
+            t.packed_b = packed + per_product * static_cast<std::size_t>(task / cut.bands);
+            band_of(cut, t, task % cut.bands);
+            kernel(t);
+        });
+        return;
+    }
+    // Else every band packs what it reads: a band of columns its B, a band of rows all of B, so
+    // then a thread takes one band.
+    const Cut own = cut.by_rows ? cut_for(q.batch, base.m, base.n, tile, used, 1) : cut;
+    parallel_for(used, q.batch * own.bands, [&](std::int64_t task) {
+        ProductTask t = task_of(task / own.bands);
+        if (own.bands > 1) band_of(own, t, task % own.bands);
         kernel(t);
     });
 }

@@ -35,23 +35,6 @@ HWY_BEFORE_NAMESPACE();
 namespace tropical::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Block sizes in elements, from cache budgets: a B micro-panel (KC x NR) of 48 KiB, an A block
-// (MC x KC) of 256 KiB (half of a small L2), a B block (KC x NC) of 2 MiB of L3. The B micro-panel
-// is meant for L1 but may spill to L2: on the AVX2 machine of bench/RESULTS.md a KC of 512 beat 256
-// (which fits L1) by 3 to 5%, since every KC terms a tile goes through C once more.
-struct Blocks {
-    std::int64_t kc, mc, nc;
-};
-
-template <class T>
-constexpr Blocks BlocksFor(std::int64_t mr, std::int64_t nr) {
-    const auto size = static_cast<std::int64_t>(sizeof(T));
-    const std::int64_t kc = std::clamp<std::int64_t>((48 << 10) / (nr * size) / 16 * 16, 128, 512);
-    const std::int64_t mc = std::max<std::int64_t>((256 << 10) / (kc * size) / mr, 1) * mr;
-    const std::int64_t nc = std::max<std::int64_t>((2 << 20) / (kc * size) / nr, 1) * nr;
-    return {kc, mc, nc};
-}
-
 // Where a tile of C goes and how: `first` writes it, otherwise it is combined with C by (+).
 template <class T>
 struct TileTarget {
@@ -127,9 +110,10 @@ HWY_NOINLINE void RunBlocked(const ProductTask& t) {
     using Shape = Tile<R, kArgmax>;
     constexpr int MR = Shape::MR, NV = Shape::NV;
     constexpr std::int64_t NR = NV * static_cast<std::int64_t>(kLanes<T>);
-    constexpr Blocks blocks = BlocksFor<T>(MR, NR);
+    constexpr Blocks blocks = blocks_for(sizeof(T), MR, NR);
     using D = hn::ScalableTag<T>;
     const D d;
+    const PackedBLayout shared{t.k, t.n, NR, blocks};
 
     // Scratch for the blocks this task really needs (small tasks take little), with one flag per
     // micro-panel after the values.
@@ -140,9 +124,9 @@ HWY_NOINLINE void RunBlocked(const ProductTask& t) {
         return static_cast<std::size_t>(width * kc) * sizeof(T) + static_cast<std::size_t>(width);
     };
     T* a_pack = static_cast<T*>(scratch(Scratch::PackedA, bytes(mc_max, kc_max)));
-    T* b_pack = static_cast<T*>(scratch(Scratch::PackedB, bytes(nc_max, kc_max)));
+    T* b_pack = t.packed_b ? nullptr : static_cast<T*>(scratch(Scratch::PackedB, bytes(nc_max, kc_max)));
     bool* a_unsafe = reinterpret_cast<bool*>(a_pack + mc_max * kc_max);
-    bool* b_unsafe = reinterpret_cast<bool*>(b_pack + nc_max * kc_max);
+    bool* b_unsafe = t.packed_b ? nullptr : reinterpret_cast<bool*>(b_pack + nc_max * kc_max);
 
     const auto* a = static_cast<const T*>(t.a.data);
     const auto* b = static_cast<const T*>(t.b.data);
@@ -152,8 +136,13 @@ HWY_NOINLINE void RunBlocked(const ProductTask& t) {
         const std::int64_t nc = std::min(blocks.nc, t.col1 - jc);
         for (std::int64_t pc = 0; pc < t.k; pc += blocks.kc) {
             const std::int64_t kc = std::min(blocks.kc, t.k - pc);
-            // B's columns are the panels' rows: its transpose is packed like A.
-            PackBlock<R, NR>(b + pc * t.b.rs + jc * t.b.cs, t.b.cs, t.b.rs, nc, kc, b_pack, b_unsafe);
+            if (t.packed_b) {  // packed for every task (the task spans every column: jc is the block's)
+                b_pack = static_cast<T*>(t.packed_b) + shared.values_at(jc, pc);
+                b_unsafe = static_cast<bool*>(t.packed_b) + shared.values_bytes(sizeof(T)) + shared.flags_at(jc, pc);
+            } else {
+                // B's columns are the panels' rows: its transpose is packed like A.
+                PackBlock<R, NR>(b + pc * t.b.rs + jc * t.b.cs, t.b.cs, t.b.rs, nc, kc, b_pack, b_unsafe);
+            }
             const bool first = pc == 0 && (kArgmax || !t.accumulate);
             for (std::int64_t ic = t.row0; ic < t.row1; ic += blocks.mc) {
                 const std::int64_t mc = std::min(blocks.mc, t.row1 - ic);
@@ -194,8 +183,29 @@ HWY_NOINLINE void RunBlocked(const ProductTask& t) {
     }
 }
 
+// Block t.pack_block of B into t.packed_b (PackedBLayout), for the tiles of the argmax kernel or
+// the plain one.
+template <class R, bool kArgmax>
+void PackSharedBlock(const ProductTask& t) {
+    using T = typename R::Elem;
+    using Shape = Tile<R, kArgmax>;
+    constexpr std::int64_t NR = Shape::NV * static_cast<std::int64_t>(kLanes<T>);
+    const PackedBLayout shared{t.k, t.n, NR, blocks_for(sizeof(T), Shape::MR, NR)};
+    const std::int64_t jc = t.pack_block / shared.k_blocks() * shared.blocks.nc;
+    const std::int64_t pc = t.pack_block % shared.k_blocks() * shared.blocks.kc;
+    const auto* b = static_cast<const T*>(t.b.data);
+    PackBlock<R, NR>(b + pc * t.b.rs + jc * t.b.cs, t.b.cs, t.b.rs, shared.width(jc),
+                     std::min(shared.blocks.kc, t.k - pc), static_cast<T*>(t.packed_b) + shared.values_at(jc, pc),
+                     static_cast<bool*>(t.packed_b) + shared.values_bytes(sizeof(T)) + shared.flags_at(jc, pc));
+}
+
 template <class R>
 void RunRing(const ProductTask& t) {
+    if (t.packed_b && t.pack_block >= 0) {
+        if (t.argmax) PackSharedBlock<R, true>(t);
+        else PackSharedBlock<R, false>(t);
+        return;
+    }
     if (t.row0 >= t.row1 || t.col0 >= t.col1) return;
     if (t.k == 0) return EmptySum<R>(t);
     if (t.argmax) RunBlocked<R, true>(t);

@@ -20,7 +20,7 @@ struct Buffer {
     std::size_t size = 0;
 };
 
-thread_local Buffer t_buffers[2];
+thread_local Buffer t_buffers[3];
 
 }  // namespace
 

@@ -5,7 +5,9 @@
 
 namespace tropical::cpu {
 
-enum class Scratch { PackedA, PackedB };
+// PackedA and PackedB: a task's blocks; SharedB: a product's whole B, packed by the calling thread's
+// tasks for all of them (cpu/host_product.cpp).
+enum class Scratch { PackedA, PackedB, SharedB };
 
 // `bytes` of 64-byte-aligned memory owned by the calling thread, valid until the same thread asks
 // for the same scratch again. Throws std::bad_alloc when memory runs out.
