@@ -2,9 +2,10 @@
 //
 //   ceiling/<type>/<semiring>              one core's ceiling (bench/cpu_ceiling.hpp): the faster of a
 //                                          register-only loop and the micro-kernel on panels in L1
-//   ceiling/<type>/<semiring>/threads:all  the same loop on every core at once: what the cores do
-//                                          together (shared cores, all-core clocks), the ceiling of
-//                                          the threads:all rows
+//   copies/f32/maxplus/<n>/threads:all     one single-threaded n^3 product on every core at once,
+//                                          each on its own operands: how this machine's cores scale
+//                                          together (all-core clocks, shared cores), beside one
+//                                          product cut over them (gemm/.../threads:all)
 //   gemm/<type>/<semiring>/<m>x<n>/threads:1  an m x n x n product on one core: the band of rows of
 //                                          an n^3 product that one of several threads computes
 //   gemm/<type>/<semiring>/<n>/threads:<t> n x n x n row-major products on t threads (all: every core)
@@ -14,8 +15,7 @@
 //
 // Products report Gops (tropical ops per second, 2 M N K / time, over the fastest timed run, in
 // 1e9), of_ceiling (that over the ceiling of the same type and semiring times the threads used),
-// on every core also of_all_core_ceiling (over the ceiling measured on every core at once), and
-// the fastest and median times. Wall-clock time; inputs uniform in [-10, 10] ([0, 10] for
+// and the fastest and median times. Wall-clock time; inputs uniform in [-10, 10] ([0, 10] for
 // MaxMul; no NaN, so the fast kernels run). The ceilings (best of 5 runs each) are measured once,
 // first, on the SIMD target the products run on (in the context as simd_target). Single-threaded cases
 // also report Gops_cpu and of_ceiling_cpu, the same on the thread's CPU time (against the
@@ -107,54 +107,6 @@ const Ceiling& ceiling_of(DType dtype, Semiring semiring) {
     return measured[{dtype, semiring}] = c;
 }
 
-// Terms per second of every core at once: the faster of the two ceiling loops (for this type and
-// semiring, on one core) run on `threads` threads that start together, as many iterations each as
-// one core does in about 0.2 s; total terms over the time until the last thread ends, best of 3.
-double all_core_rate(DType dtype, Semiring semiring, int threads) {
-    if (semiring == Semiring::MinPlus) semiring = Semiring::MaxPlus;
-    if (semiring == Semiring::MinMax) semiring = Semiring::MaxMin;
-    static std::map<std::pair<DType, Semiring>, double> measured;
-    if (auto it = measured.find({dtype, semiring}); it != measured.end()) return it->second;
-    const Ceiling& one = ceiling_of(dtype, semiring);
-    const bool loop = one.loop.wall >= one.kernel.wall;
-    const auto run = [&](std::int64_t iterations) {
-        return loop ? bench::register_loop_terms(dtype, semiring, iterations)
-                    : bench::micro_kernel_terms(dtype, semiring, iterations);
-    };
-    // Iterations for 0.2 s on one core, from the terms one call of 1024 iterations does.
-    const double terms_per_iteration = static_cast<double>(run(1024)) / 1024;
-    const auto iterations = static_cast<std::int64_t>(0.2 * one.wall() / terms_per_iteration);
-    double best = 0;
-    for (int round = 0; round < 3; ++round) {
-        std::vector<std::int64_t> terms(static_cast<std::size_t>(threads));
-        std::latch ready(threads + 1);
-        std::vector<std::thread> workers;
-        for (int i = 0; i < threads; ++i)
-            workers.emplace_back([&, i] {
-                ready.arrive_and_wait();
-                terms[static_cast<std::size_t>(i)] = run(iterations);
-            });
-        ready.arrive_and_wait();
-        const auto start = Clock::now();
-        for (std::thread& w : workers) w.join();
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        double total = 0;
-        for (const std::int64_t t : terms) total += static_cast<double>(t);
-        best = std::max(best, total / seconds);
-    }
-    return measured[{dtype, semiring}] = best;
-}
-
-void all_core_ceiling(benchmark::State& state, DType dtype, Semiring semiring) {
-    const int threads = host::default_threads();
-    const double rate = all_core_rate(dtype, semiring, threads);
-    for (auto _ : state) benchmark::DoNotOptimize(rate);
-    state.counters["Gops"] = 2 * rate * 1e-9;
-    state.counters["threads"] = threads;
-    // What every core at once does, in cores' worth of one core alone.
-    state.counters["cores_worth"] = rate / ceiling_of(dtype, semiring).wall();
-}
-
 void ceiling(benchmark::State& state, DType dtype, Semiring semiring) {
     const Ceiling& c = ceiling_of(dtype, semiring);
     for (auto _ : state) benchmark::DoNotOptimize(bench::register_loop_terms(dtype, semiring, 1 << 10));
@@ -228,8 +180,6 @@ void run_case(benchmark::State& state, const Case& c) {
     state.counters["Gops"] = ops / timing.best * 1e-9;
     const Ceiling& ceiling = ceiling_of(c.dtype, c.semiring);
     state.counters["of_ceiling"] = ops / timing.best / (2 * ceiling.wall() * threads);
-    if (threads > 1 && threads == host::default_threads())
-        state.counters["of_all_core_ceiling"] = ops / timing.best / (2 * all_core_rate(c.dtype, c.semiring, threads));
     state.counters["ms_best"] = timing.best * 1e3;
     state.counters["ms_median"] = timing.median * 1e3;
     if (threads == 1) {  // the same on CPU time, which other processes on the core do not inflate
@@ -249,6 +199,55 @@ void run_typed(benchmark::State& state, const Case& c) {
     case Semiring::Counting: break;  // (value, count) pairs: not a case of this suite
     case Semiring::OrAnd: break;     // not among the CPU suite's cases
     }
+}
+
+// Every core runs its own single-threaded n^3 f32 MaxPlus product at once (threads that start
+// together, twice each): Gops over the time until the last ends, best of 3 rounds, against one
+// such product alone (best of 3) as cores_worth: how far the machine's cores scale on this work
+// when nothing is shared. Not a bound for one product cut over every core, which shares its
+// packing of B in L3 where the copies each stream their own operands (bench/RESULTS.md).
+void copies(benchmark::State& state, std::int64_t n) {
+    const int threads = host::default_threads();
+    const auto elements = static_cast<std::size_t>(n * n);
+    struct Operands {
+        std::vector<float> a, b, c;
+    };
+    std::vector<Operands> operands;
+    for (int i = 0; i < threads; ++i)
+        operands.push_back({random_values<float>(elements, 2 * i + 1, -10.0),
+                            random_values<float>(elements, 2 * i + 2, -10.0), std::vector<float>(elements)});
+    const auto product = [&](Operands& o) {
+        host::gemm<MaxPlus>(row_major(o.a.data(), n, n), row_major(o.b.data(), n, n), row_major(o.c.data(), n, n),
+                            {false, 1});
+    };
+    const auto seconds_since = [](Clock::time_point start) {
+        return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    double alone = 1e300, together = 1e300;
+    for (int round = 0; round < 3; ++round) {
+        const auto start = Clock::now();
+        product(operands[0]);
+        alone = std::min(alone, seconds_since(start));
+    }
+    for (int round = 0; round < 3; ++round) {
+        std::latch ready(threads + 1);
+        std::vector<std::thread> workers;
+        for (int i = 0; i < threads; ++i)
+            workers.emplace_back([&, i] {
+                ready.arrive_and_wait();
+                for (int repeat = 0; repeat < 2; ++repeat) product(operands[static_cast<std::size_t>(i)]);
+            });
+        ready.arrive_and_wait();
+        const auto start = Clock::now();
+        for (std::thread& w : workers) w.join();
+        together = std::min(together, seconds_since(start));
+    }
+    for (auto _ : state) benchmark::DoNotOptimize(together);
+    const double ops = 2.0 * double(n) * double(n) * double(n);
+    state.counters["Gops"] = 2 * threads * ops / together * 1e-9;
+    state.counters["Gops_one_alone"] = ops / alone * 1e-9;
+    state.counters["cores_worth"] = 2 * threads * alone / together;
+    state.counters["threads"] = threads;
 }
 
 void run(benchmark::State& state, Case c) {
@@ -278,8 +277,10 @@ void register_all() {
         for (Semiring s : {Semiring::MaxPlus, Semiring::MaxMul, Semiring::MaxMin})
             benchmark::RegisterBenchmark(fmt::format("ceiling/{}/{}", name_of(t), to_string(s)).c_str(), ceiling, t, s)
                 ->Iterations(1);
-    benchmark::RegisterBenchmark("ceiling/f32/maxplus/threads:all", all_core_ceiling, DType::F32, Semiring::MaxPlus)
-        ->Iterations(1);
+    for (std::int64_t n : {1024, 2048})
+        benchmark::RegisterBenchmark(fmt::format("copies/f32/maxplus/{}/threads:all", n).c_str(), copies, n)
+            ->Iterations(1)
+            ->Unit(benchmark::kMillisecond);
     for (std::int64_t n : {256, 512, 1024, 2048})
         for (int threads : {1, 0}) add({Kind::Gemm, DType::F32, Semiring::MaxPlus, n, threads});
     // One thread's share of 2048^3 when 16 or 64 bands of rows cut it (host_product.cpp's cut_for):
