@@ -12,6 +12,7 @@ struct Batched {};  // the main loop with tiles for many small products
 struct Small {};    // 32 x 32 tiles, 2 x 2 results per thread
 struct Tiny {};     // the Small loop over 16 x 16 tiles and slices of 8, for many tiny products
 struct Packed {};   // OrAnd on operands packed into 32-bit words along K (kernels/orand.cuh)
+struct Dense {};    // whole contiguous products of at most 16^3, as 16-byte vectors (kernels/dense.cuh)
 
 // A product kernel of one row: C = A (x) B, with or without the argmax.
 template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>
@@ -25,6 +26,9 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
         orand_gemm<Cfg, IsSame<Variant, Packed>::value, ARGMAX>(p);
     } else if constexpr (IsSame<Variant, Small>::value || IsSame<Variant, Tiny>::value) {
         gemm_small<Cfg, S, T, ARGMAX>(p);
+    } else if constexpr (IsSame<Variant, Dense>::value) {
+        static_assert(!ARGMAX, "Dense products have no argmax (their argmax twins are Tiny rows)");
+        gemm_dense<Cfg, S, T>(p);
     } else {
         gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value, IsSame<Variant, Batched>::value>(p);
     }

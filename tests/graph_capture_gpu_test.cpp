@@ -36,6 +36,7 @@ struct Problem {
     std::int64_t count = 1;  // above 1: the batched calls
     int layouts = 0;         // which layout_combination
     bool gaps = false;       // gaps between the matrices of a batch
+    bool dense = false;      // every operand row-major in one array (the Dense kernels' layout)
 };
 
 // One problem per variant of the plain product, sized by the rules of src/gemm/plan.cpp for this
@@ -46,6 +47,7 @@ std::vector<Problem> problems() {
     return {
         {"small", {48, 40, 24}, 1, 1},
         {"tiny, batch with gaps", {16, 16, 13}, sms, 3, true},
+        {"dense", {16, 16, 16}, 3 * sms, 0, false, true},
         {"batched", {64, 64, 64}, sms + 28, 2},
         {"big tiles", {2048, 128 * ((slots + 15) / 16), 24}, 1, 0},
         {"split-K", {256, 256, 128 * ((3 * slots + 15) / 16)}, 1, 4},
@@ -54,6 +56,7 @@ std::vector<Problem> problems() {
 }
 
 Geometries geometries_of(const Problem& p) {
+    if (p.dense) return with_count(Geometries{}, p.count);
     Geometries g = with_count(layout_combination(p.layouts, 1), p.count);
     if (p.gaps) g.a.gap = 2, g.b.gap = 5, g.c.gap = 3, g.argmax.gap = 1;
     return g;
@@ -270,8 +273,8 @@ TEST(GraphCaptureProblems, TheProblemsReachEveryProductVariant) {
         q.argmax.data = reinterpret_cast<const void*>(std::uintptr_t{4} << 40);
         argmax_variants += " " + p.label + ": " + std::string(to_string(plan_of(q).choice.kernel->variant)) + ";";
     }
-    for (KernelVariant v : {KernelVariant::Tiny, KernelVariant::Small, KernelVariant::Batched, KernelVariant::Tiled,
-                            KernelVariant::SplitK})
+    for (KernelVariant v : {KernelVariant::Dense, KernelVariant::Tiny, KernelVariant::Small, KernelVariant::Batched,
+                            KernelVariant::Tiled, KernelVariant::SplitK})
         EXPECT_TRUE(reached.count(v)) << "no problem reaches the " << to_string(v)
                                       << " product: resize problems() to the rules of src/gemm/plan.cpp";
     std::printf("argmax variants captured:%s\n", argmax_variants.c_str());

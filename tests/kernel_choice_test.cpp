@@ -124,7 +124,10 @@ TEST(KernelChoice, TinyProductsTakeTheTinyKernels) {
     const auto both = [](const Product& p, std::int64_t sms = kH200) {
         return name_of(choose(p, sms)) + " " + name_of(choose(p, sms, Operation::GemmArgmax));
     };
-    EXPECT_EQ(both({16, 16, 16, 65536}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    // (16^3 with a gap of one element between C's matrices: not the Dense kernel's, whose matrices
+    // start on 16-byte boundaries.)
+    EXPECT_EQ(both({16, 16, 16, 65536, DType::F32, Semiring::MaxPlus, false, 1}),
+              "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
     EXPECT_EQ(both({32, 32, 8, 16384, DType::I64, Semiring::MinMax}),
               "tropical_tiny_i64_minmax tropical_tiny_argmax_i64_minmax");
     // K within half a Small slice: Tiny, whatever the batch.
@@ -153,9 +156,52 @@ TEST(KernelChoice, TinyLaunchesOneWaveOfResidentBlocks) {
     };
     const int per_sm =
         row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Tiny, DType::F32, Semiring::MaxPlus)).min_blocks;
-    EXPECT_EQ(grid_of({16, 16, 16, 65536}), "1x1x" + std::to_string(kH200 * per_sm));
+    EXPECT_EQ(grid_of({16, 16, 15, 65536}), "1x1x" + std::to_string(kH200 * per_sm));
     EXPECT_EQ(grid_of({32, 32, 8, 16384}), "2x2x" + std::to_string(kH200 * per_sm / 4));
-    EXPECT_EQ(grid_of({16, 16, 16, 100}), "1x1x100");
+    EXPECT_EQ(grid_of({16, 16, 15, 100}), "1x1x100");
+}
+
+// Products of at most 16 x 16 x 16 whose A and B are contiguous row-major arrays, C row-major with
+// rows of whole 16-byte vectors, K and N whole vectors, and every matrix 16-byte aligned take the
+// Dense kernels (plain products; with argmax the Tiny ones); a product that misses any of it takes
+// the Tiny kernel.
+TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
+    const auto both = [](const Product& p) {
+        return name_of(choose(p)) + " " + name_of(choose(p, kH200, Operation::GemmArgmax));
+    };
+    EXPECT_EQ(both({16, 16, 16, 65536}), "tropical_dense_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(name_of(choose({16, 16, 16, 65536, DType::F64})), "tropical_dense_f64_maxplus");
+    EXPECT_EQ(name_of(choose({4, 8, 12, 1000, DType::I32, Semiring::MaxMul})), "tropical_dense_i32_maxmul");
+    EXPECT_EQ(name_of(choose({5, 6, 2, 300, DType::I64, Semiring::MinMax})), "tropical_dense_i64_minmax");
+    EXPECT_EQ(name_of(choose({1, 4, 4})), "tropical_dense_f32_maxplus");
+    // A gap between C's matrices that keeps them aligned, and accumulation.
+    EXPECT_EQ(name_of(choose({16, 16, 16, 65536, DType::F32, Semiring::MaxPlus, true, 4})),
+              "tropical_dense_f32_maxplus");
+    // Not the Dense kernel's: a side past 16, N or K not whole vectors, C column-major or unaligned.
+    for (const Product& p :
+         {Product{17, 16, 16, 65536}, Product{16, 16, 20, 65536}, Product{16, 14, 16, 65536}, Product{16, 16, 6, 65536},
+          Product{16, 16, 16, 65536, DType::F64, Semiring::MaxPlus, false, 1},
+          Product{16, 16, 16, 65536, DType::F32, Semiring::MaxPlus, false, 0, Layout::ColMajor}})
+        EXPECT_NE(choose(p).kernel->variant, KernelVariant::Dense) << p.m << " x " << p.n << " x " << p.k;
+    // A or B not one contiguous array, or an operand's start off a 16-byte boundary.
+    const Product p{16, 16, 16, 65536};
+    const Shape s{p.m, p.n, p.k};
+    Request padded = request_of(p);
+    padded.a.ld = 20;
+    padded.a.batch_stride = 16 * 20;
+    EXPECT_EQ(choose_kernel(padded, s, kH200).kernel->variant, KernelVariant::Tiny);
+    Request column_major_b = request_of(p);
+    column_major_b.b.layout = Layout::ColMajor;
+    EXPECT_EQ(choose_kernel(column_major_b, s, kH200).kernel->variant, KernelVariant::Tiny);
+    Request offset = request_of(p);
+    alignas(16) static const float storage[8] = {};
+    offset.b.data = storage + 1;  // 4 bytes past an aligned start
+    EXPECT_NE(choose_kernel(offset, s, kH200).kernel->variant, KernelVariant::Dense);
+    // One wave of resident blocks, as the Tiny kernels.
+    const int per_sm =
+        row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Dense, DType::F32, Semiring::MaxPlus)).min_blocks;
+    const LaunchPlan launch = plan(request_of(p), s, {kH200, 0});
+    EXPECT_EQ(launch.grid[2], static_cast<unsigned>(kH200 * per_sm));
 }
 
 // OrAnd: bytes go to the Tiled kernels (which pack them as they stage them) and packed operands to

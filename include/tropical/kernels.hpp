@@ -31,10 +31,11 @@ enum class KernelVariant : std::uint8_t {
     Scatter,  // backward: grad_C routed through the argmax
     Packed,   // OrAnd on operands packed into 32-bit words (and the kernel that packs them)
     Tiny,     // 16 x 16 tiles, slices of 8: many products with a side or K of at most 16
+    Dense,    // whole contiguous products of at most 16^3 read as 16-byte vectors (plain products)
 };
 
 // How the warm-up tool and listings group kernels: gemm (the Tiled, SplitK and Packed products),
-// gemm_argmax, batched (the Batched, Small and Tiny products), backward_a, backward_b, pack_bits.
+// gemm_argmax, batched (the Batched, Small, Tiny and Dense products), backward_a, backward_b, pack_bits.
 enum class KernelGroup : std::uint8_t { Gemm, GemmArgmax, Batched, BackwardA, BackwardB, PackBits };
 
 TROPICAL_GEMM_EXPORT std::string_view to_string(KernelOperation operation) noexcept;

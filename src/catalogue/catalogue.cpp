@@ -57,7 +57,7 @@ constexpr bool threads_fit_tiles() {
 static_assert(threads_fit_tiles(), "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn)");
 
 // The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
-// splitk, batched, small, tiny or packed for the product variants (plus _argmax with the argmax),
+// splitk, batched, small, tiny, dense or packed for the product variants (plus _argmax with the argmax),
 // backward_a, backward_b or pack_bits.
 std::string name_of(const CatalogueRow& row) {
     std::string name = "tropical_";
@@ -81,7 +81,7 @@ KernelGroup group_of(const CatalogueRow& row) {
     switch (row.operation) {
     case KernelOperation::Gemm:
         return row.variant == KernelVariant::Batched || row.variant == KernelVariant::Small ||
-                       row.variant == KernelVariant::Tiny
+                       row.variant == KernelVariant::Tiny || row.variant == KernelVariant::Dense
                    ? KernelGroup::Batched
                    : KernelGroup::Gemm;
     case KernelOperation::GemmArgmax: return KernelGroup::GemmArgmax;
@@ -92,7 +92,7 @@ KernelGroup group_of(const CatalogueRow& row) {
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 5, kVariants = 7, kTypes = std::size(all_dtypes),
+constexpr std::size_t kOperations = 5, kVariants = 8, kTypes = std::size(all_dtypes),
                       kSemirings = std::size(all_semirings);
 
 // The registry's table has a slot per (operation, variant, type, semiring): a new enumerator that
@@ -170,6 +170,7 @@ std::string_view to_string(KernelVariant variant) noexcept {
     case KernelVariant::Scatter: return "scatter";
     case KernelVariant::Packed: return "packed";
     case KernelVariant::Tiny: return "tiny";
+    case KernelVariant::Dense: return "dense";
     }
     return "?";
 }

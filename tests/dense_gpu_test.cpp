@@ -1,0 +1,112 @@
+// The Dense kernels (kernels/dense.cuh): batches of products of at most 16 x 16 x 16 whose A and B
+// are each one contiguous row-major array and C row-major, 16-byte aligned, K and N whole 16-byte
+// vectors, as a tensor network's contractions of small tensors make them. Each test first checks
+// that the library plans the Dense kernel for its shape on this GPU, so that none passes on another
+// path; then C against the reference, exactly, with C poisoned: every type and semiring, sides below
+// the tile, aligned gaps between the matrices, a broadcast operand, accumulation, and the
+// semirings' edge values (NaN, both infinities, -0, the integer range's ends).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tropical/context.hpp>
+#include <tropical/kernels.hpp>
+
+#include "support/gemm_test_util.hpp"
+#include "support/gpu.hpp"
+#include "support/planned_kernel.hpp"
+
+using namespace tropical;
+using namespace tropical::testing;
+
+namespace {
+
+template <class C>
+class DenseGpu : public ::testing::Test {};
+TYPED_TEST_SUITE(DenseGpu, AllCases, CaseName);
+
+struct Problem {
+    Shape shape;
+    std::int64_t count;
+};
+
+std::string describe(const Problem& p) { return describe(p.shape) + " x " + std::to_string(p.count); }
+
+template <class S, class T>
+void expect_dense(const Problem& p) {
+    ASSERT_EQ((planned_kernel<S, T>(detail::Operation::Gemm, p.shape, p.count).kernel->variant), KernelVariant::Dense)
+        << describe(p);
+}
+
+std::int64_t multiprocessors() { return CudaContext::for_device(0).multiprocessor_count(); }
+
+// Row-major operands in one array each, `gap` elements between a batch's matrices (a multiple of
+// 4, so that every matrix of every type starts on a 16-byte boundary).
+Geometries dense_geometry(std::int64_t count, std::int64_t gap) {
+    Geometries g = with_count(Geometries{}, count);
+    g.a.gap = g.b.gap = g.c.gap = gap;
+    return g;
+}
+
+// 16^3 (the whole tile), sides below it, a single product, more products than one wave of blocks
+// holds and fewer; plain and accumulating, typical values and ties.
+TYPED_TEST(DenseGpu, ManyDenseProducts) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    const std::int64_t sms = multiprocessors();
+    const std::vector<Problem> problems = {{{16, 16, 16}, 20 * sms + 3}, {{5, 12, 8}, 300}, {{16, 4, 4}, sms},
+                                           {{1, 4, 4}, 1},               {{9, 16, 12}, sms + 1}, {{3, 8, 16}, 7}};
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        const Problem& p = problems[i];
+        expect_dense<S, T>(p);
+        const Geometries g = dense_geometry(p.count, i % 2 ? 4 : 0);
+        const Values values = i % 2 ? Values::Ties : Values::Typical;
+        check_gemm<S, T>(rng, p.shape, g, values, {.batched_api = true});
+        check_gemm<S, T>(rng, p.shape, g, values, {.accumulate = true, .batched_api = true});
+    }
+}
+
+// One operand shared by every product of the batch (a batch stride of 0), as an einsum's broadcast
+// makes it.
+TYPED_TEST(DenseGpu, BroadcastOperand) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    const Problem p{{12, 16, 8}, multiprocessors() + 5};
+    expect_dense<S, T>(p);
+    for (const bool broadcast_a : {true, false}) {
+        Geometries g = dense_geometry(p.count, 0);
+        (broadcast_a ? g.a : g.b).broadcast = true;
+        check_gemm<S, T>(rng, p.shape, g, Values::Typical, {.batched_api = true});
+    }
+}
+
+// NaN, both infinities, -0 and (integers) the ends of the range scattered over a batch, and a row of
+// A at the zero: C matches the reference bit for bit, plain and accumulating onto edge values.
+TYPED_TEST(DenseGpu, EdgeValues) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    constexpr Semiring ring = S::value;
+    TROPICAL_TEST_RNG(rng);
+    const Problem p{{16, 16, 16}, multiprocessors()};
+    expect_dense<S, T>(p);
+    const Geometries g = dense_geometry(p.count, 0);
+    const Shape& s = p.shape;
+    const auto [a, b] = edge_operands<T>(rng, ring, s, g, 8);
+    const auto c0 = make_matrix<T>(s.m, s.n, g.c);
+    EXPECT_TRUE(exactly_equal("C", reference_gemm<T>(ring, a, b, c0), gpu_gemm<S>(a, b, c0, {.batched_api = true})));
+    const auto [old_a, old_b] = edge_operands<T>(rng, ring, {s.m, s.n, s.k}, g, 8);
+    auto old_c = make_matrix<T>(s.m, s.n, g.c);
+    for (std::int64_t e = 0; e < static_cast<std::int64_t>(old_c.storage.size()); ++e)
+        old_c.storage[static_cast<std::size_t>(e)] = old_a.storage[static_cast<std::size_t>(e) % old_a.storage.size()];
+    EXPECT_TRUE(exactly_equal("accumulated C", reference_gemm<T>(ring, a, b, old_c, true),
+                              gpu_gemm<S>(a, b, old_c, {.accumulate = true, .batched_api = true})));
+}
+
+}  // namespace
