@@ -3,86 +3,108 @@
 
 namespace tg {
 
-// Dense products: batches of products of at most 16 x 16 x 16 whose A, B and C are each one
-// contiguous row-major array (ld equal to the columns), 16-byte aligned, K and N whole 16-byte
-// vectors (src/gemm/plan.cpp checks all of it, or plans the Tiny kernel). Such a product is a few
-// kilobytes, so the batch is bound by memory once the per-element work of the general loop is
-// gone: a block of 64 threads takes one product at a time, reads A and B as whole 16-byte vectors
-// (each thread the same vectors of every product, so where each lands in shared memory is worked
-// out once), with no bounds to check but the product's own, while the next product's vectors are
-// already in flight; each thread computes one row's 4 adjacent results of C and stores them as
-// whole vectors. No argmax: those products take the Tiny kernels.
+// Dense products: batches of products of at most SIDE x SIDE x SIDE (the row's tile: 32) whose A and
+// B are each one contiguous row-major array (ld equal to the columns), C row-major, all 16-byte
+// aligned, K and N whole 16-byte vectors (src/gemm/plan.cpp checks all of it, or plans the Tiny
+// kernel). Such a product is a few kilobytes, so the batch is bound by memory once the per-element
+// work of the general loop is gone. A thread computes 4 adjacent results of one row of C, so a
+// product takes M x ceil(N / 4) threads and a block takes as many products at once as its threads
+// and shared memory hold (4 of 16^3, 1 of 32 x 32 x 8). A and B are read as whole 16-byte vectors,
+// each thread the same vectors of every group of products, so where each lands in shared memory is
+// worked out once; the next group's vectors are in flight while one group is computed; C's rows are
+// stored as vectors. No argmax: those products take the Tiny kernels.
 template <class Cfg, class S, class T>
 __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
     using R = Ring<S, T>;
     constexpr int SIDE = Cfg::bm, THREADS = Cfg::threads, VEC = 16 / sizeof(T);
     static_assert(Cfg::bn == SIDE && Cfg::bk == SIDE && Cfg::tm == 1 && Cfg::tn == 4 && THREADS == SIDE * SIDE / 4,
                   "a thread owns 4 adjacent results of one row of a SIDE x SIDE x SIDE product");
-    // Vectors of one operand a thread loads (a SIDE x SIDE operand holds SIDE * SIDE / VEC).
-    constexpr int LOADS = (SIDE * SIDE / VEC + THREADS - 1) / THREADS;
+    // Shared memory of a block: A transposed, a padding row per k (the rows a warp reads at one k
+    // fall in distinct banks), room for one whole product and then some; B with rows of whole
+    // groups of 4, so that a thread's 4 results read aligned vectors.
+    constexpr int A_CAP = 2 * SIDE * SIDE, B_CAP = SIDE * SIDE;
+    // Vectors a thread loads per group of products (the group's A holds at most A_CAP values).
+    constexpr int LOADS_A = A_CAP / VEC / THREADS, LOADS_B = B_CAP / VEC / THREADS;
     // Integers are staged (the zero clamped to the sentinel); floats' -0 is normalised at the end.
     constexpr bool STAGE = IsInt<T>::value;
-    // A transposed, one padding column: the 8 rows a warp reads at one k fall in 8 banks. B's rows
-    // SIDE wide, so that a thread's 4 results read whole aligned vectors.
-    __shared__ T sa[SIDE][SIDE + 1];
-    __shared__ __align__(16) T sb[SIDE][SIDE];
+    __shared__ T sa[A_CAP];
+    __shared__ __align__(16) T sb[B_CAP];
 
     const int t = threadIdx.x;
     const int M = static_cast<int>(p.m), N = static_cast<int>(p.n), K = static_cast<int>(p.k);
+    const int groups_n = (N + 3) / 4, b_ld = 4 * groups_n, a_ld = M + 1;  // sb's and sa's row lengths
+    const int per_product = M * groups_n;                                 // threads
+    const int fit_a = A_CAP / (K * a_ld), fit_b = B_CAP / (K * b_ld);
+    const int G = min(THREADS / per_product, min(fit_a, fit_b));  // products at once (1 for a whole tile)
     const int a_vecs = M * K / VEC, b_vecs = K * N / VEC;
-    // Where this thread's vectors land: A's vector v is row v / (K / VEC) from column
+    // Where this thread's vectors come from (a product of the group, G for none, and its vector)
+    // and where in shared memory they land: A's vector v is row v / (K / VEC) from column
     // (v % (K / VEC)) * VEC, B's likewise over N.
-    int a_row[LOADS], a_col[LOADS], b_row[LOADS], b_col[LOADS];
+    int a_of[LOADS_A], a_vec[LOADS_A], a_at[LOADS_A], b_of[LOADS_B], b_vec[LOADS_B], b_at[LOADS_B];
 #pragma unroll
-    for (int r = 0; r < LOADS; ++r) {
-        const int v = t + r * THREADS;
-        a_row[r] = v / (K / VEC), a_col[r] = v % (K / VEC) * VEC;
-        b_row[r] = v / (N / VEC), b_col[r] = v % (N / VEC) * VEC;
+    for (int r = 0; r < LOADS_A; ++r) {
+        const int i = t + r * THREADS, g = i / a_vecs, v = i % a_vecs;
+        a_of[r] = g < G ? g : G, a_vec[r] = v;
+        a_at[r] = g * K * a_ld + v % (K / VEC) * VEC * a_ld + v / (K / VEC);
     }
-    Vec16<T> ra[LOADS], rb[LOADS];
-    auto fetch = [&](long long b) {
-        const Vec16<T>* const a = reinterpret_cast<const Vec16<T>*>(element<const T>(p.a, b, 0, 0));
-        const Vec16<T>* const bb = reinterpret_cast<const Vec16<T>*>(element<const T>(p.b, b, 0, 0));
 #pragma unroll
-        for (int r = 0; r < LOADS; ++r) {
-            if (t + r * THREADS < a_vecs) ra[r] = a[t + r * THREADS];
-            if (t + r * THREADS < b_vecs) rb[r] = bb[t + r * THREADS];
-        }
+    for (int r = 0; r < LOADS_B; ++r) {
+        const int i = t + r * THREADS, g = i / b_vecs, v = i % b_vecs;
+        b_of[r] = g < G ? g : G, b_vec[r] = v;
+        b_at[r] = g * K * b_ld + v / (N / VEC) * b_ld + v % (N / VEC) * VEC;
+    }
+    Vec16<T> ra[LOADS_A], rb[LOADS_B];
+    auto fetch = [&](long long first) {
+#pragma unroll
+        for (int r = 0; r < LOADS_A; ++r)
+            if (a_of[r] < G && first + a_of[r] < p.batch)
+                ra[r] = reinterpret_cast<const Vec16<T>*>(element<const T>(p.a, first + a_of[r], 0, 0))[a_vec[r]];
+#pragma unroll
+        for (int r = 0; r < LOADS_B; ++r)
+            if (b_of[r] < G && first + b_of[r] < p.batch)
+                rb[r] = reinterpret_cast<const Vec16<T>*>(element<const T>(p.b, first + b_of[r], 0, 0))[b_vec[r]];
     };
-    const int row = t / (SIDE / 4), col0 = t % (SIDE / 4) * 4;
+    // This thread's results: product `mine` of the group, row `row`, columns col0 .. col0 + 3.
+    const int mine = t / per_product, row = t % per_product / groups_n, col0 = t % per_product % groups_n * 4;
+    const T* const a_mine = sa + mine * K * a_ld + row;
+    const T* const b_mine = sb + mine * K * b_ld + col0;
 
-    if (blockIdx.z < p.batch) fetch(blockIdx.z);
-    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z) {
-        __syncthreads();  // every thread is done reading the previous product
+    const long long step = static_cast<long long>(gridDim.z) * G;
+    if (static_cast<long long>(blockIdx.z) * G < p.batch) fetch(static_cast<long long>(blockIdx.z) * G);
+    for (long long first = static_cast<long long>(blockIdx.z) * G; first < p.batch; first += step) {
+        __syncthreads();  // every thread is done reading the previous group
 #pragma unroll
-        for (int r = 0; r < LOADS; ++r) {
-            if (t + r * THREADS < a_vecs) {
+        for (int r = 0; r < LOADS_A; ++r) {
+            if (a_of[r] < G) {
 #pragma unroll
-                for (int e = 0; e < VEC; ++e)
-                    sa[a_col[r] + e][a_row[r]] = STAGE ? R::stage(ra[r].v[e]) : ra[r].v[e];
+                for (int e = 0; e < VEC; ++e) sa[a_at[r] + e * a_ld] = STAGE ? R::stage(ra[r].v[e]) : ra[r].v[e];
             }
-            if (t + r * THREADS < b_vecs) {
+        }
+#pragma unroll
+        for (int r = 0; r < LOADS_B; ++r) {
+            if (b_of[r] < G) {
                 Vec16<T> v = rb[r];
                 if constexpr (STAGE) {
 #pragma unroll
                     for (int e = 0; e < VEC; ++e) v.v[e] = R::stage(v.v[e]);
                 }
-                *reinterpret_cast<Vec16<T>*>(&sb[b_row[r]][b_col[r]]) = v;
+                *reinterpret_cast<Vec16<T>*>(sb + b_at[r]) = v;
             }
         }
         __syncthreads();
-        if (b + gridDim.z < p.batch) fetch(b + gridDim.z);  // in flight while this product is computed
+        if (first + step < p.batch) fetch(first + step);  // in flight while this group is computed
 
-        if (row >= M || col0 >= N) continue;
+        const long long b = first + mine;
+        if (mine >= G || b >= p.batch) continue;
         T acc[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[j] = R::init();
 #pragma unroll 4
         for (int k = 0; k < K; ++k) {
-            const T a = sa[k][row];
+            const T a = a_mine[k * a_ld];
             Vec16<T> bv[4 / VEC];
 #pragma unroll
-            for (int g = 0; g < 4 / VEC; ++g) bv[g] = *reinterpret_cast<const Vec16<T>*>(&sb[k][col0 + g * VEC]);
+            for (int g = 0; g < 4 / VEC; ++g) bv[g] = *reinterpret_cast<const Vec16<T>*>(b_mine + k * b_ld + g * VEC);
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[j] = R::mac(a, bv[j / VEC].v[j % VEC], acc[j]);
         }

@@ -12,7 +12,7 @@ struct Batched {};  // the main loop with tiles for many small products
 struct Small {};    // 32 x 32 tiles, 2 x 2 results per thread
 struct Tiny {};     // the Small loop over 16 x 16 tiles and slices of 8, for many tiny products
 struct Packed {};   // OrAnd on operands packed into 32-bit words along K (kernels/orand.cuh)
-struct Dense {};    // whole contiguous products of at most 16^3, as 16-byte vectors (kernels/dense.cuh)
+struct Dense {};    // whole contiguous products of at most 32^3, as 16-byte vectors (kernels/dense.cuh)
 
 // A product kernel of one row: C = A (x) B, with or without the argmax.
 template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>

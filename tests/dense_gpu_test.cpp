@@ -1,4 +1,4 @@
-// The Dense kernels (kernels/dense.cuh): batches of products of at most 16 x 16 x 16 whose A and B
+// The Dense kernels (kernels/dense.cuh): batches of products of at most 32 x 32 x 32 whose A and B
 // are each one contiguous row-major array and C row-major, 16-byte aligned, K and N whole 16-byte
 // vectors, as a tensor network's contractions of small tensors make them. Each test first checks
 // that the library plans the Dense kernel for its shape on this GPU, so that none passes on another
@@ -50,16 +50,26 @@ Geometries dense_geometry(std::int64_t count, std::int64_t gap) {
     return g;
 }
 
-// 16^3 (the whole tile), sides below it, a single product, more products than one wave of blocks
-// holds and fewer; plain and accumulating, typical values and ties.
+// 32^3 (the whole tile), 32 x 32 x 8 and 16^3 (one and four products per block at a time), sides
+// that put 2, 10 and 64 products in a block, a single product, more products than one wave of
+// blocks holds and fewer; plain and accumulating, typical values and ties.
 TYPED_TEST(DenseGpu, ManyDenseProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     const std::int64_t sms = multiprocessors();
-    const std::vector<Problem> problems = {{{16, 16, 16}, 20 * sms + 3}, {{5, 12, 8}, 300}, {{16, 4, 4}, sms},
-                                           {{1, 4, 4}, 1},               {{9, 16, 12}, sms + 1}, {{3, 8, 16}, 7}};
+    const std::vector<Problem> problems = {{{16, 16, 16}, 20 * sms + 3},
+                                           {{5, 12, 8}, 300},
+                                           {{16, 4, 4}, sms},
+                                           {{1, 4, 4}, 1},
+                                           {{9, 16, 12}, sms + 1},
+                                           {{3, 8, 16}, 7},
+                                           {{32, 32, 8}, 8 * sms + 1},
+                                           {{32, 32, 32}, sms},
+                                           {{31, 8, 24}, 50},
+                                           {{1, 4, 4}, 1000},
+                                           {{17, 20, 12}, sms + 3}};
     for (std::size_t i = 0; i < problems.size(); ++i) {
         const Problem& p = problems[i];
         expect_dense<S, T>(p);
@@ -88,25 +98,29 @@ TYPED_TEST(DenseGpu, BroadcastOperand) {
 
 // NaN, both infinities, -0 and (integers) the ends of the range scattered over a batch, and a row of
 // A at the zero: C matches the reference bit for bit, plain and accumulating onto edge values.
-TYPED_TEST(DenseGpu, EdgeValues) {
-    TROPICAL_REQUIRE_GPU();
-    using S = typename TypeParam::Ring;
-    using T = typename TypeParam::Elem;
+template <class S, class T>
+void check_edge_values(Rng& rng, const Problem& p) {
     constexpr Semiring ring = S::value;
-    TROPICAL_TEST_RNG(rng);
-    const Problem p{{16, 16, 16}, multiprocessors()};
     expect_dense<S, T>(p);
     const Geometries g = dense_geometry(p.count, 0);
     const Shape& s = p.shape;
     const auto [a, b] = edge_operands<T>(rng, ring, s, g, 8);
     const auto c0 = make_matrix<T>(s.m, s.n, g.c);
     EXPECT_TRUE(exactly_equal("C", reference_gemm<T>(ring, a, b, c0), gpu_gemm<S>(a, b, c0, {.batched_api = true})));
-    const auto [old_a, old_b] = edge_operands<T>(rng, ring, {s.m, s.n, s.k}, g, 8);
+    const auto [old_a, old_b] = edge_operands<T>(rng, ring, s, g, 8);
     auto old_c = make_matrix<T>(s.m, s.n, g.c);
-    for (std::int64_t e = 0; e < static_cast<std::int64_t>(old_c.storage.size()); ++e)
-        old_c.storage[static_cast<std::size_t>(e)] = old_a.storage[static_cast<std::size_t>(e) % old_a.storage.size()];
+    for (std::size_t e = 0; e < old_c.storage.size(); ++e) old_c.storage[e] = old_a.storage[e % old_a.storage.size()];
     EXPECT_TRUE(exactly_equal("accumulated C", reference_gemm<T>(ring, a, b, old_c, true),
                               gpu_gemm<S>(a, b, old_c, {.accumulate = true, .batched_api = true})));
+}
+
+TYPED_TEST(DenseGpu, EdgeValues) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    for (const Problem& p : {Problem{{16, 16, 16}, multiprocessors()}, Problem{{32, 32, 8}, multiprocessors()}})
+        check_edge_values<S, T>(rng, p);
 }
 
 }  // namespace

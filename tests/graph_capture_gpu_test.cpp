@@ -47,7 +47,7 @@ std::vector<Problem> problems() {
     return {
         {"small", {48, 40, 24}, 1, 1},
         {"tiny, batch with gaps", {16, 16, 13}, sms, 3, true},
-        {"dense", {16, 16, 16}, 3 * sms, 0, false, true},
+        {"dense", {32, 32, 8}, 3 * sms, 0, false, true},
         {"batched", {64, 64, 64}, sms + 28, 2},
         {"big tiles", {2048, 128 * ((slots + 15) / 16), 24}, 1, 0},
         {"split-K", {256, 256, 128 * ((3 * slots + 15) / 16)}, 1, 4},

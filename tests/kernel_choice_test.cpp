@@ -128,7 +128,7 @@ TEST(KernelChoice, TinyProductsTakeTheTinyKernels) {
     // start on 16-byte boundaries.)
     EXPECT_EQ(both({16, 16, 16, 65536, DType::F32, Semiring::MaxPlus, false, 1}),
               "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
-    EXPECT_EQ(both({32, 32, 8, 16384, DType::I64, Semiring::MinMax}),
+    EXPECT_EQ(both({32, 32, 8, 16384, DType::I64, Semiring::MinMax, false, 1}),
               "tropical_tiny_i64_minmax tropical_tiny_argmax_i64_minmax");
     // K within half a Small slice: Tiny, whatever the batch.
     EXPECT_EQ(both({256, 256, 8}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
@@ -157,11 +157,11 @@ TEST(KernelChoice, TinyLaunchesOneWaveOfResidentBlocks) {
     const int per_sm =
         row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Tiny, DType::F32, Semiring::MaxPlus)).min_blocks;
     EXPECT_EQ(grid_of({16, 16, 15, 65536}), "1x1x" + std::to_string(kH200 * per_sm));
-    EXPECT_EQ(grid_of({32, 32, 8, 16384}), "2x2x" + std::to_string(kH200 * per_sm / 4));
+    EXPECT_EQ(grid_of({32, 32, 7, 16384}), "2x2x" + std::to_string(kH200 * per_sm / 4));
     EXPECT_EQ(grid_of({16, 16, 15, 100}), "1x1x100");
 }
 
-// Products of at most 16 x 16 x 16 whose A and B are contiguous row-major arrays, C row-major with
+// Products of at most 32 x 32 x 32 whose A and B are contiguous row-major arrays, C row-major with
 // rows of whole 16-byte vectors, K and N whole vectors, and every matrix 16-byte aligned take the
 // Dense kernels (plain products; with argmax the Tiny ones); a product that misses any of it takes
 // the Tiny kernel.
@@ -174,12 +174,14 @@ TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
     EXPECT_EQ(name_of(choose({4, 8, 12, 1000, DType::I32, Semiring::MaxMul})), "tropical_dense_i32_maxmul");
     EXPECT_EQ(name_of(choose({5, 6, 2, 300, DType::I64, Semiring::MinMax})), "tropical_dense_i64_minmax");
     EXPECT_EQ(name_of(choose({1, 4, 4})), "tropical_dense_f32_maxplus");
+    EXPECT_EQ(both({32, 32, 8, 16384}), "tropical_dense_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(name_of(choose({32, 32, 32, 100, DType::F64})), "tropical_dense_f64_maxplus");
     // A gap between C's matrices that keeps them aligned, and accumulation.
     EXPECT_EQ(name_of(choose({16, 16, 16, 65536, DType::F32, Semiring::MaxPlus, true, 4})),
               "tropical_dense_f32_maxplus");
-    // Not the Dense kernel's: a side past 16, N or K not whole vectors, C column-major or unaligned.
+    // Not the Dense kernel's: a side past 32, N or K not whole vectors, C column-major or unaligned.
     for (const Product& p :
-         {Product{17, 16, 16, 65536}, Product{16, 16, 20, 65536}, Product{16, 14, 16, 65536}, Product{16, 16, 6, 65536},
+         {Product{33, 16, 16, 65536}, Product{16, 16, 36, 65536}, Product{16, 14, 16, 65536}, Product{16, 16, 6, 65536},
           Product{16, 16, 16, 65536, DType::F64, Semiring::MaxPlus, false, 1},
           Product{16, 16, 16, 65536, DType::F32, Semiring::MaxPlus, false, 0, Layout::ColMajor}})
         EXPECT_NE(choose(p).kernel->variant, KernelVariant::Dense) << p.m << " x " << p.n << " x " << p.k;

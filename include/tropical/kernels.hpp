@@ -31,7 +31,7 @@ enum class KernelVariant : std::uint8_t {
     Scatter,  // backward: grad_C routed through the argmax
     Packed,   // OrAnd on operands packed into 32-bit words (and the kernel that packs them)
     Tiny,     // 16 x 16 tiles, slices of 8: many products with a side or K of at most 16
-    Dense,    // whole contiguous products of at most 16^3 read as 16-byte vectors (plain products)
+    Dense,    // whole contiguous products of at most 32^3 read as 16-byte vectors (plain products)
 };
 
 // How the warm-up tool and listings group kernels: gemm (the Tiled, SplitK and Packed products),

@@ -60,7 +60,7 @@ const KernelInfo* small_or_tiny(const KernelInfo* small, const KernelInfo* tiny,
 }
 
 // The Dense kernel (kernels/dense.cuh) reads each product's A and B as one array of 16-byte vectors
-// and writes C's rows as vectors: it takes products within its row's sides (16 x 16 x 16) whose A
+// and writes C's rows as vectors: it takes products within its row's sides (32 x 32 x 32) whose A
 // and B are contiguous row-major arrays, C row-major with rows of whole vectors, K and N whole
 // vectors, every matrix 16-byte aligned (its start and the batch stride).
 bool dense_fits(const KernelInfo* dense, const Request& q, const Shape& s) {
