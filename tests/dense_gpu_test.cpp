@@ -27,20 +27,12 @@ template <class C>
 class DenseGpu : public ::testing::Test {};
 TYPED_TEST_SUITE(DenseGpu, AllCases, CaseName);
 
-struct Problem {
-    Shape shape;
-    std::int64_t count;
-};
-
-std::string describe(const Problem& p) { return describe(p.shape) + " x " + std::to_string(p.count); }
+using Problem = BatchProblem;
 
 template <class S, class T>
 void expect_dense(const Problem& p) {
-    ASSERT_EQ((planned_kernel<S, T>(detail::Operation::Gemm, p.shape, p.count).kernel->variant), KernelVariant::Dense)
-        << describe(p);
+    expect_planned<S, T>(detail::Operation::Gemm, p, KernelVariant::Dense);
 }
-
-std::int64_t multiprocessors() { return CudaContext::for_device(0).multiprocessor_count(); }
 
 // Row-major operands in one array each, `gap` elements between a batch's matrices (a multiple of
 // 4, so that every matrix of every type starts on a 16-byte boundary).

@@ -27,22 +27,14 @@ template <class C>
 class TinyGpu : public ::testing::Test {};
 TYPED_TEST_SUITE(TinyGpu, AllCases, CaseName);
 
-struct Problem {
-    Shape shape;
-    std::int64_t count;
-};
-
-std::string describe(const Problem& p) { return describe(p.shape) + " x " + std::to_string(p.count); }
+using Problem = BatchProblem;
 
 // The planned variant of a product and of its argmax twin on device 0.
 template <class S, class T>
 void expect_tiny(const Problem& p) {
     for (const auto op : {detail::Operation::Gemm, detail::Operation::GemmArgmax})
-        ASSERT_EQ((planned_kernel<S, T>(op, p.shape, p.count).kernel->variant), KernelVariant::Tiny)
-            << describe(p) << (op == detail::Operation::GemmArgmax ? " with argmax" : "");
+        expect_planned<S, T>(op, p, KernelVariant::Tiny);
 }
-
-std::int64_t multiprocessors() { return CudaContext::for_device(0).multiprocessor_count(); }
 
 // Batches of tiny products (K is not whole 16-byte vectors: such products in one array each are the
 // Dense kernels'): 16 x 16 x 15 (one tile, two slices), 32 x 32 x 7 (four tiles, one slice), odd

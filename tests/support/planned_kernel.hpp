@@ -2,8 +2,12 @@
 // The kernel the library plans for a product on device 0, for GPU tests that must reach one variant
 // (split-K, an argmax variant) and would otherwise pass on another path.
 #include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
 
 #include <tropical/context.hpp>
+#include <tropical/kernels.hpp>
 #include "gemm/plan.hpp"
 #include "support/gemm_test_util.hpp"
 
@@ -24,6 +28,23 @@ detail::Choice planned_kernel(detail::Operation operation, const Shape& s, std::
     q.batch = batch;
     q.options.accumulate = accumulate;
     return detail::choose_kernel(q, {s.m, s.n, s.k}, CudaContext::for_device(0).multiprocessor_count());
+}
+
+// A batch of `count` products of one shape, as the tests of one variant plan and run them.
+struct BatchProblem {
+    Shape shape;
+    std::int64_t count = 1;
+};
+
+inline std::string describe(const BatchProblem& p) { return describe(p.shape) + " x " + std::to_string(p.count); }
+
+inline std::int64_t multiprocessors() { return CudaContext::for_device(0).multiprocessor_count(); }
+
+// Fails the test unless the library plans `variant` for p's products (row-major, one after another).
+template <class S, class T>
+void expect_planned(detail::Operation operation, const BatchProblem& p, KernelVariant variant) {
+    ASSERT_EQ((planned_kernel<S, T>(operation, p.shape, p.count).kernel->variant), variant)
+        << describe(p) << (operation == detail::Operation::GemmArgmax ? " with argmax" : "");
 }
 
 }  // namespace tropical::testing
