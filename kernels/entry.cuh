@@ -7,7 +7,8 @@ namespace tg {
 
 // The variants of a product (KernelVariant on the host).
 struct Tiled {};    // the big-tile main loop
-struct SplitK {};   // the same over chunks of K, combined with atomics
+struct SplitK {};   // the same over chunks of K, combined with atomics; with argmax, the Small loop
+                    // with K split among groups of a block's threads
 struct Batched {};  // the main loop with tiles for many small products
 struct Small {};    // 32 x 32 tiles, 2 x 2 results per thread
 struct Tiny {};     // the Small loop over 16 x 16 tiles and slices of 8, for many tiny products
@@ -17,15 +18,21 @@ struct Dense {};    // whole contiguous products of at most 32^3, as 16-byte vec
 // A product kernel of one row: C = A (x) B, with or without the argmax.
 template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>
 __device__ __forceinline__ void product(const TgGemmParams& p) {
-    static_assert(Cfg::threads == THREADS, "the row's threads must be its tile's: (bm / tm) * (bn / tn)");
+    // The Small loop's rows split each slice among bk / sk groups of the tile's threads (one group
+    // but for the argmax SplitK rows): src/catalogue/catalogue.hpp's k_groups.
+    constexpr bool SMALL_LOOP =
+        IsSame<Variant, Small>::value || IsSame<Variant, Tiny>::value || (ARGMAX && IsSame<Variant, SplitK>::value);
+    constexpr int K_GROUPS = SMALL_LOOP ? Cfg::bk / Cfg::sk : 1;
+    static_assert(Cfg::threads * K_GROUPS == THREADS,
+                  "the row's threads must be its tile's: (bm / tm) * (bn / tn), times bk / sk for the Small loop");
     if constexpr (IsSame<S, OrAnd>::value) {
         // Tiled: byte operands, packed as they are staged; Packed: the caller's words.
         static_assert(
             IsSame<T, unsigned char>::value && (IsSame<Variant, Tiled>::value || IsSame<Variant, Packed>::value),
             "OrAnd products are Tiled (bytes) or Packed (words) kernels of u8");
         orand_gemm<Cfg, IsSame<Variant, Packed>::value, ARGMAX>(p);
-    } else if constexpr (IsSame<Variant, Small>::value || IsSame<Variant, Tiny>::value) {
-        gemm_small<Cfg, S, T, ARGMAX>(p);
+    } else if constexpr (SMALL_LOOP) {
+        gemm_small<Cfg, S, T, ARGMAX, THREADS>(p);
     } else if constexpr (IsSame<Variant, Dense>::value) {
         static_assert(!ARGMAX, "Dense products have no argmax (their argmax twins are Tiny rows)");
         gemm_dense<Cfg, S, T>(p);

@@ -11,11 +11,31 @@ namespace tg {
 // time is start-up time).
 // With ARGMAX every term is tracked as it is added, by the rule of the Tiled kernels' k_step: the
 // smallest k that attains the result, the first NaN, -1 where no term beats the zero.
-template <class Cfg, class S, class T, bool ARGMAX>
+//
+// The argmax SplitK rows split K among GROUPS = BK / SK groups of (BM / 2) x (BN / 2) threads: all
+// of the block stages each slice, group g tracks its k in [g * SK, (g + 1) * SK) of every slice, and
+// at the end group 0 combines the groups' (value, k) pairs through shared memory by the same rule
+// (merge_tracked). A product whose few tiles leave most multiprocessors idle then runs GROUPS times
+// the threads with a GROUPS times shorter chain of dependent terms per result, and needs no storage
+// beyond the block's (src/gemm/plan.cpp says where).
+template <class R, class T>
+__device__ __forceinline__ void merge_tracked(T& acc, int& arg, T other, int other_arg) {
+    // Equal values: the smaller k, where -1 (no term beat the zero) is the largest as unsigned.
+    const bool tie_won = !R::beats(acc, other) && static_cast<unsigned>(other_arg) < static_cast<unsigned>(arg);
+    if (R::beats(other, acc) || tie_won) {
+        acc = other;
+        arg = other_arg;
+    }
+}
+
+template <class Cfg, class S, class T, bool ARGMAX, int THREADS>
 __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
     using R = Ring<S, T>;
-    constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, THREADS = Cfg::threads;
-    static_assert(Cfg::tm == 2 && Cfg::tn == 2 && Cfg::sk == BK, "a thread owns 2 x 2 results; slices load whole");
+    constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, SK = Cfg::sk;
+    constexpr int GROUPS = BK / SK, GROUP_THREADS = (BM / 2) * (BN / 2);
+    static_assert(Cfg::tm == 2 && Cfg::tn == 2, "a thread owns 2 x 2 results");
+    static_assert(BK % SK == 0 && THREADS == GROUP_THREADS * GROUPS, "each group of threads takes SK of a slice");
+    static_assert(GROUPS == 1 || ARGMAX, "only the argmax rows split K among groups");
     constexpr int LD = BM + 2;                // even: 2-element fragments stay aligned
     constexpr int LOADS = BM * BK / THREADS;  // per operand and slice
     // Floats: -0 normalised in the epilogue, or, where the argmax compares bits, when staged.
@@ -23,8 +43,13 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
     static_assert(BM == BN && BM * BK % THREADS == 0, "staging map");
     __shared__ T sa[2][BK][LD];
     __shared__ T sb[2][BK][LD];
+    // Groups 1.. leave their pairs here for group 0 (4 unused elements where there is one group).
+    constexpr int MERGED = GROUPS > 1 ? GROUPS - 1 : 1, MERGE_THREADS = GROUPS > 1 ? GROUP_THREADS : 1;
+    __shared__ T merge_acc[MERGED][2][2][MERGE_THREADS];
+    __shared__ int merge_arg[MERGED][2][2][MERGE_THREADS];
 
-    const int t = threadIdx.x, tx = t % (BN / 2), ty = t / (BN / 2);
+    const int t = threadIdx.x, group = GROUPS > 1 ? t / GROUP_THREADS : 0, gt = GROUPS > 1 ? t % GROUP_THREADS : t;
+    const int tx = gt % (BN / 2), ty = gt / (BN / 2);
     const long long M = p.m, N = p.n, K = p.k;
     const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const long long slices = (K + BK - 1) / BK;
@@ -84,7 +109,8 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                     const bool more = s + 1 < slices;
                     if (more) fetch((s + 1) * BK);
 #pragma unroll 8
-                    for (int kk = 0; kk < BK; ++kk) {
+                    for (int j = 0; j < SK; ++j) {
+                        const int kk = group * SK + j;
                         const T a[2] = {sa[buf][kk][2 * ty], sa[buf][kk][2 * ty + 1]};
                         const T b[2] = {sb[buf][kk][2 * tx], sb[buf][kk][2 * tx + 1]};
 #pragma unroll
@@ -102,6 +128,27 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                         stash(buf ^ 1);
                         __syncthreads();
                     }
+                }
+                if constexpr (GROUPS > 1) {
+                    // The next tile's first barrier comes after group 0 has read these.
+                    if (group > 0) {
+#pragma unroll
+                        for (int i = 0; i < 2; ++i)
+#pragma unroll
+                            for (int j = 0; j < 2; ++j) {
+                                merge_acc[group - 1][i][j][gt] = acc[i][j];
+                                merge_arg[group - 1][i][j][gt] = arg[i][j];
+                            }
+                    }
+                    __syncthreads();
+                    if (group > 0) continue;
+#pragma unroll
+                    for (int g = 0; g < GROUPS - 1; ++g)
+#pragma unroll
+                        for (int i = 0; i < 2; ++i)
+#pragma unroll
+                            for (int j = 0; j < 2; ++j)
+                                merge_tracked<R>(acc[i][j], arg[i][j], merge_acc[g][i][j][gt], merge_arg[g][i][j][gt]);
                 }
 #pragma unroll
                 for (int i = 0; i < 2; ++i) {

@@ -1,8 +1,9 @@
-// The argmax variants: products with argmax take the Tiled, Batched (short K) or Small argmax
-// kernel by their shape (src/gemm/plan.cpp; the Tiny ones are tests/tiny_gpu_test.cpp's). Each test
+// The argmax variants: products with argmax take the Tiled, Batched (short K), Small or SplitK
+// argmax kernel by their shape (src/gemm/plan.cpp; the Tiny ones are tests/tiny_gpu_test.cpp's). Each test
 // first checks that the library plans the variant it means to test on this GPU, so that none passes
 // on another path; then C and argmax against the reference, exactly: ties (the smallest k wins,
-// also across the slices whose rescan finds it and across tile edges), NaN, infinities and integer
+// also across the slices whose rescan finds it, across tile edges and across the SplitK kernels'
+// groups of threads), NaN, infinities and integer
 // range ends, odd shapes, every layout, batches.
 #include <gtest/gtest.h>
 
@@ -46,18 +47,38 @@ template <class T>
 constexpr KernelVariant kShortKBatchedVariant = sizeof(T) == 4 ? KernelVariant::Batched : KernelVariant::Tiled;
 
 // A single small product, odd sides, K beyond 16: the Small argmax kernel (fewer 64 x 64 tiles than
-// SMs).
+// SMs; a K below two Small slices, or enough 32 x 32 tiles for the SMs of an H100 or H200).
 TYPED_TEST(ArgmaxVariantsGpu, SmallProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<Shape> shapes = {{1, 1, 17}, {33, 31, 70}, {256, 256, 256}, {17, 250, 33}, {100, 3, 513}};
+    const std::vector<Shape> shapes = {{1, 1, 17}, {33, 31, 63}, {500, 450, 70}, {17, 250, 33}, {100, 3, 40}};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         ASSERT_EQ((planned_variant<S, T>(shapes[i])), KernelVariant::Small) << describe(shapes[i]);
         check_gemm_argmax<S, T>(rng, shapes[i],
                                 layout_combination(static_cast<int>(i) * 3 % 8, case_index<TypeParam>()),
                                 i % 2 ? Values::Ties : Values::Typical);
+    }
+}
+
+// A few small products with a longer K: the SplitK argmax kernel (fewer 32 x 32 tiles than SMs), whose
+// groups of threads each take 16 of every 64 k. Ties everywhere, so that equal values meet in
+// different groups and the smallest k must win there; K not a multiple of the slice; a chain step
+// of a Viterbi decoder (64 x 256 x 256) and a row times a matrix (1 x 1024 x 1024); a batch.
+TYPED_TEST(ArgmaxVariantsGpu, SplitKProducts) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    const std::vector<std::pair<Shape, std::int64_t>> problems = {
+        {{33, 31, 70}, 1},    {{256, 256, 256}, 1}, {{100, 3, 513}, 1}, {{64, 256, 256}, 1},
+        {{1, 1024, 1024}, 1}, {{17, 40, 129}, 3},   {{32, 32, 64}, 5}};
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        const auto& [s, batch] = problems[i];
+        ASSERT_EQ((planned_variant<S, T>(s, batch)), KernelVariant::SplitK) << describe(s) << " x " << batch;
+        Geometries g = with_count(layout_combination(static_cast<int>(i) * 3 % 8, case_index<TypeParam>()), batch);
+        check_gemm_argmax<S, T>(rng, s, g, i % 3 == 2 ? Values::Typical : Values::Ties, {.batched_api = batch > 1});
     }
 }
 
@@ -103,7 +124,9 @@ TYPED_TEST(ArgmaxVariantsGpu, EdgeValues) {
     constexpr Semiring ring = S::value;
     TROPICAL_TEST_RNG(rng);
     const std::int64_t count = 2 * CudaContext::for_device(0).multiprocessor_count();
-    const std::vector<std::pair<Shape, std::int64_t>> problems = {{{70, 50, 90}, 1}, {{64, 64, 77}, count}};
+    // SplitK, Small (K below two Small slices) and Batched (or Tiled for 64-bit types).
+    const std::vector<std::pair<Shape, std::int64_t>> problems = {
+        {{70, 50, 90}, 1}, {{40, 36, 50}, 1}, {{64, 64, 77}, count}};
     for (const auto& [s, batch] : problems) {
         const Geometries g = with_count(layout_combination(5, case_index<TypeParam>()), batch);
         const auto [a, b] = edge_operands<T>(rng, ring, s, g, 24);

@@ -91,16 +91,28 @@ TEST(KernelChoice, SplitKOnlyWhereItsAtomicsAndFillWork) {
     EXPECT_EQ(choose({512, 512, 512}).k_splits, 1);
     // The tiles must be filled: 130 x 130 covers a quarter of 4 tiles.
     EXPECT_EQ(choose({130, 130, 65536}).k_splits, 1);
-    // The argmax and backward kernels never split.
+    // The argmax and backward kernels never split K across blocks (the SplitK argmax kernels split
+    // it among a block's threads).
     EXPECT_EQ(choose({1024, 1024, 1024}, kH200, Operation::GemmArgmax).k_splits, 1);
+    EXPECT_EQ(choose({64, 256, 256}, kH200, Operation::GemmArgmax).k_splits, 1);
     EXPECT_EQ(name_of(choose({1024, 1024, 1024}, kH200, Operation::GemmArgmax)), "tropical_gemm_argmax_f32_maxplus");
 }
 
 TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
     const auto argmax = [](const Product& p) { return name_of(choose(p, kH200, Operation::GemmArgmax)); };
-    // Fewer 64 x 64 tiles than multiprocessors: the Small argmax kernel, for every type.
+    // Fewer 64 x 64 tiles than multiprocessors: the Small argmax kernel, for every type,
     for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
-        EXPECT_EQ(argmax({256, 256, 256, 1, t}), "tropical_small_argmax_" + std::string(to_string(t)) + "_maxplus");
+        EXPECT_EQ(argmax({500, 450, 64, 1, t}), "tropical_small_argmax_" + std::string(to_string(t)) + "_maxplus");
+    // or, where its 32 x 32 tiles too are fewer than the multiprocessors and K is at least two of its
+    // slices, the SplitK argmax kernel.
+    for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
+        EXPECT_EQ(argmax({256, 256, 256, 1, t}), "tropical_splitk_argmax_" + std::string(to_string(t)) + "_maxplus");
+    EXPECT_EQ(argmax({64, 256, 256, 1, DType::F32, Semiring::MinMax}), "tropical_splitk_argmax_f32_minmax");
+    EXPECT_EQ(argmax({1, 1024, 1024}), "tropical_splitk_argmax_f32_maxplus");
+    EXPECT_EQ(argmax({100, 3, 64}), "tropical_splitk_argmax_f32_maxplus");
+    EXPECT_EQ(argmax({100, 3, 63}), "tropical_small_argmax_f32_maxplus");
+    EXPECT_EQ(argmax({32, 32, 256, 131}), "tropical_splitk_argmax_f32_maxplus");
+    EXPECT_EQ(argmax({32, 32, 256, 132}), "tropical_small_argmax_f32_maxplus");
     // Enough tiles and a short K: the Batched argmax kernel (32-bit types), else the Tiled one.
     EXPECT_EQ(argmax({128, 128, 128, 4096}), "tropical_batched_argmax_f32_maxplus");
     EXPECT_EQ(argmax({64, 64, 64, 16384, DType::I32, Semiring::MinMax}), "tropical_batched_argmax_i32_minmax");
@@ -108,7 +120,6 @@ TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
     EXPECT_EQ(argmax({8192, 8192, 8192}), "tropical_gemm_argmax_f32_maxplus");
     EXPECT_EQ(argmax({4096, 4096, 512}), "tropical_batched_argmax_f32_maxplus");
     // A smaller GPU is filled by fewer tiles.
-    EXPECT_EQ(argmax({256, 256, 256}), "tropical_small_argmax_f32_maxplus");
     EXPECT_EQ(name_of(choose({256, 256, 256}, 16, Operation::GemmArgmax)), "tropical_batched_argmax_f32_maxplus");
 }
 

@@ -25,7 +25,8 @@ enum class KernelOperation : std::uint8_t {
 // How it computes it, and so for which shapes it is chosen.
 enum class KernelVariant : std::uint8_t {
     Tiled,    // big tiles: products that fill the GPU with them
-    SplitK,   // big tiles over chunks of K: a long K over too few tiles (32-bit types)
+    SplitK,   // chunks of K: big tiles combined with atomics for a long K over too few tiles (32-bit
+              // types); with argmax, small tiles whose threads split K and combine in shared memory
     Batched,  // 64 x 64 tiles: many products of 64..256
     Small,    // 32 x 32 tiles: a few small products
     Scatter,  // backward: grad_C routed through the argmax

@@ -35,7 +35,7 @@ constexpr CatalogueRow kRows[] = {
 };
 
 // Checked when the library is built: a kind of kernel has one row, and a tiled row's threads are
-// its tile's.
+// its tile's times its K groups.
 constexpr bool same_kind(const CatalogueRow& x, const CatalogueRow& y) {
     return x.operation == y.operation && x.variant == y.variant && x.dtype == y.dtype &&
            (!x.semiring || !y.semiring || x.semiring == y.semiring);
@@ -49,12 +49,15 @@ constexpr bool one_row_per_kind() {
 static_assert(one_row_per_kind(), "kernels/catalogue.def has two rows for one kind of kernel");
 constexpr bool threads_fit_tiles() {
     for (const auto& row : kRows)
-        if (row.tile.bm > 0 && (row.tile.tm <= 0 || row.tile.tn <= 0 ||
-                                row.threads != (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn)))
+        if (row.tile.bm > 0 &&
+            (row.tile.tm <= 0 || row.tile.tn <= 0 ||
+             row.threads != (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn) * k_groups(row)))
             return false;
     return true;
 }
-static_assert(threads_fit_tiles(), "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn)");
+static_assert(
+    threads_fit_tiles(),
+    "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn) times its K groups (k_groups)");
 
 // The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
 // splitk, batched, small, tiny, dense or packed for the product variants (plus _argmax with the argmax),

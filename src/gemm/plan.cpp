@@ -123,13 +123,22 @@ Choice choose_counting(const Request& q, const Shape& s, std::int64_t multiproce
     return {required(product_kernel(KernelVariant::Small, q), KernelOperation::Gemm, KernelVariant::Small, q)};
 }
 
+// The blocks a kernel's row gives the request: one per tile of every product.
+std::int64_t blocks_of(const KernelInfo* kernel, const Request& q, const Shape& s) {
+    const TileShape& t = row_of(*kernel).tile;
+    return q.batch * ((s.m + t.bm - 1) / t.bm) * ((s.n + t.bn - 1) / t.bn);
+}
+
 // Products with argmax by the same rule, over the argmax rows: a shape that fills at least one 64 x 64
 // tile per multiprocessor takes the Tiled argmax kernel, or, where K is short (below
 // kShortArgmaxK), its Batched twin with half the slice (its rescan of one slice per result is then a
 // large share of the work, and it halves it); a smaller shape takes the Small argmax kernel, which
-// gives it 4 times the blocks, or the Tiny one where small_or_tiny says. There is no split-K argmax:
-// chunks would have to combine (value, k) pairs, which 32-bit atomics on C and argmax apart cannot
-// do.
+// gives it 4 times the blocks, or the Tiny one where small_or_tiny says; and where even the Small
+// kernel leaves multiprocessors idle and K is at least two of its slices (a step of a Viterbi chain,
+// (64 x 256) x (256 x 256)), the SplitK argmax kernel, whose 16 x 16 tiles give 4 times the blocks
+// and whose groups of threads split K, so that each result's chain of dependent terms is 4 times
+// shorter. Split-K across blocks, as plain products do it, would have to combine (value, k) pairs
+// through storage beside C and argmax, which a call does not allocate.
 constexpr std::int64_t kShortArgmaxK = 1024;
 
 Choice choose_argmax(const Request& q, const Shape& s, std::int64_t multiprocessors) {
@@ -139,8 +148,12 @@ Choice choose_argmax(const Request& q, const Shape& s, std::int64_t multiprocess
         const KernelInfo* batched = argmax_kernel(KernelVariant::Batched, q);
         return {batched && s.k < kShortArgmaxK ? batched : tiled};
     }
-    const KernelInfo* small = small_or_tiny(argmax_kernel(KernelVariant::Small, q),
-                                            argmax_kernel(KernelVariant::Tiny, q), q, s, multiprocessors);
+    const KernelInfo* small_kernel = argmax_kernel(KernelVariant::Small, q);
+    const KernelInfo* split = argmax_kernel(KernelVariant::SplitK, q);
+    if (small_kernel && split && s.k >= 2 * row_of(*small_kernel).tile.bk &&
+        blocks_of(small_kernel, q, s) < multiprocessors)
+        return {split};
+    const KernelInfo* small = small_or_tiny(small_kernel, argmax_kernel(KernelVariant::Tiny, q), q, s, multiprocessors);
     return {small ? small : tiled};
 }
 
