@@ -8,7 +8,9 @@
 //   bandwidth/ batched products of tiny matrices, as the bytes they must move (A and B read once,
 //             C written once) per second and as a fraction of HBM bandwidth;
 //   host/     the host time of one warm asynchronous tropical::gemm call (64^3 on a stream), with
-//             and without the device hint.
+//             and without the device hint (and with it from a thread where the device's context is
+//             current, as in a PyTorch program), and its floor: the driver's cuLaunchKernel alone, of the
+//             kernel and parameters that call plans (what the library adds is the difference).
 // GPU work is timed with CUDA events (median of the iterations) on inputs rotated beyond L2, except
 // the chain, whose W stays in L2 as it does in a real decoder.
 //
@@ -19,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -26,9 +29,15 @@
 
 #include <fmt/format.h>
 
+#include <tropical/context.hpp>
 #include <tropical/device_buffer.hpp>
 #include <tropical/gemm.hpp>
+#include "context/scoped_context.hpp"
+#include "driver/cuda_driver.hpp"
 #include "driver/stream_graph.hpp"
+#include "gemm/plan.hpp"
+#include "gemm/request.hpp"
+#include "gemm/validate.hpp"
 #include "support/bench_inputs.hpp"
 #include "support/gpu_timer.hpp"
 #include "support/limits.hpp"
@@ -213,16 +222,41 @@ void chain(benchmark::State& state, std::int64_t batch, std::int64_t states) {
 // host/: the host time of one warm call: `calls` launches of a 64^3 product queued on a stream,
 // the host's clock around them, divided by `calls`; the stream drained between iterations (so the
 // launch queue never fills and blocks the host). The benchmark's time is that per call.
-void host_cost(benchmark::State& state, bool device_known) {
+// How a host-cost row calls: the library's gemm, from a thread whose current context is none or
+// the device's (as in a PyTorch program), or the driver's launch alone of what gemm plans.
+enum class HostCall { NoHint, DeviceHint, DeviceHintContextCurrent, LaunchOnly };
+
+void host_cost(benchmark::State& state, HostCall how) {
     if (!gpu_available(state)) return;
     constexpr std::int64_t n = 64;
     constexpr int calls = 200;
     DeviceBuffer<float> a(n * n), b(n * n), c(n * n);
     a.fill_bytes(0), b.fill_bytes(0);
     const OwnedStream stream;
-    const GemmOptions options{stream.get(), false, device_known ? 0 : -1};
-    const auto call = [&] { gemm<MaxPlus>(a.row_major(n, n), b.row_major(n, n), c.row_major(n, n), options); };
-    call();
+    const GemmOptions options{stream.get(), false, how == HostCall::NoHint ? -1 : 0};
+    detail::Request q;
+    q.a = detail::operand(a.row_major(n, n)), q.b = detail::operand(b.row_major(n, n));
+    q.c = detail::operand(c.row_major(n, n));
+    q.options = options;
+    CudaContext& context = CudaContext::for_device(0);
+    const detail::LaunchPlan plan = detail::plan(
+        q, detail::validate(q).shape, {context.multiprocessor_count(), context.shared_memory_per_block_optin()});
+    CUfunction function = context.kernel(*plan.choice.kernel);
+    void* args[] = {const_cast<TgGemmParams*>(&plan.product)};
+    const auto call = [&] {
+        if (how != HostCall::LaunchOnly) {
+            gemm<MaxPlus>(a.row_major(n, n), b.row_major(n, n), c.row_major(n, n), options);
+            return;
+        }
+        TROPICAL_CU(cuLaunchKernel(function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block, 1, 1,
+                                   plan.shared_bytes, reinterpret_cast<CUstream>(stream.get()), args, nullptr));
+    };
+    gemm<MaxPlus>(a.row_major(n, n), b.row_major(n, n), c.row_major(n, n), options);
+    // The launch alone needs the device's context current, which gemm makes so for each call (and
+    // then restores the thread's own, here none).
+    std::optional<detail::ScopedContext> current;
+    if (how == HostCall::LaunchOnly || how == HostCall::DeviceHintContextCurrent)
+        current.emplace(context.primary_context());
     std::vector<double> per_call;
     for (auto _ : state) {
         stream.synchronize();
@@ -266,9 +300,12 @@ void register_all() {
         add(fmt::format("chain/viterbi/f32/B{}xS{}", batch, states), 20, chain, batch, states);
     for (const Product& p : {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}, Product{64, 64, 16, 4096}})
         add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}", p.batch, p.m, p.n, p.k), 100, bandwidth, p);
-    for (bool device_known : {true, false})
-        add(fmt::format("host/gemm_call/f32/maxplus/64/{}", device_known ? "device_hint" : "no_hint"), 100, host_cost,
-            device_known);
+    for (auto [how, name] :
+         {std::pair{HostCall::DeviceHint, "gemm_call/f32/maxplus/64/device_hint"},
+          std::pair{HostCall::NoHint, "gemm_call/f32/maxplus/64/no_hint"},
+          std::pair{HostCall::DeviceHintContextCurrent, "gemm_call/f32/maxplus/64/device_hint_context_current"},
+          std::pair{HostCall::LaunchOnly, "launch_floor/f32/maxplus/64"}})
+        add(fmt::format("host/{}", name), 100, host_cost, how);
 }
 
 }  // namespace
