@@ -68,4 +68,11 @@ __device__ __forceinline__ void pack(const TgPackParams& p) {
     pack_bits(p);
 }
 
+// The Backtrack kernel: a thread per row of the chain.
+template <int THREADS>
+__device__ __forceinline__ void walk(const TgBacktrackParams& p) {
+    static_assert(THREADS > 0 && THREADS <= 1024, "the Backtrack row's threads must fit a block");
+    backtrack(p);
+}
+
 }  // namespace tg

@@ -52,6 +52,15 @@ struct TgPackParams {
     long long outer, k, batch;
 };
 
+// Backtrack (kernels/backtrack.cuh): for each of the `rows` rows b, path[b, steps] = last[b, 0] and
+// path[b, t] = back[t][b, path[b, t + 1]] for t = steps - 1 ... 0 (back has `steps` matrices of rows x
+// states, its batch stride stepping t). An index outside [0, states) ends the walk: that entry and
+// the earlier ones of the row are written -1.
+struct TgBacktrackParams {
+    TgOperand back, last, path;
+    long long rows, states, steps;
+};
+
 // Bytes of each row of grad_B that one block of the shared-memory grad_B path takes (see
 // kernels/backward.cuh): its K rows of them must fit in the shared memory the host gives the launch.
 constexpr int kTgBackwardBSlabBytes = 32;

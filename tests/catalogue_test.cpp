@@ -125,7 +125,7 @@ TEST(KernelSource, DeviceCodeIncludesNothingAndNamesItsFiles) {
     for (const char* piece :
          {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh", "kernels/argmax_rescan.cuh",
           "kernels/main_loop.cuh", "kernels/small.cuh", "kernels/backward.cuh", "kernels/counting.cuh",
-          "kernels/orand_staging.cuh", "kernels/orand.cuh", "kernels/entry.cuh"})
+          "kernels/orand_staging.cuh", "kernels/orand.cuh", "kernels/backtrack.cuh", "kernels/entry.cuh"})
         EXPECT_THAT(std::string(code), HasSubstr(std::string("#line 1 \"") + piece + "\"\n"));
 }
 

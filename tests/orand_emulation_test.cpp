@@ -35,6 +35,7 @@
 namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
 #include "orand_staging.cuh"
 #include "orand.cuh"
+#include "backtrack.cuh"
 #include "entry.cuh"
 // clang-format on
 #undef threadIdx

@@ -87,6 +87,19 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_gemm_backward_b(tropical_semiring 
                                                               const tropical_matrix* b, const tropical_matrix* grad_b,
                                                               int64_t batch, const tropical_options* options);
 
+/* --- The walk back through a chain's argmax tables ------------------------------------------------- */
+
+/* The best paths of a chain of `steps` (T) products with argmax, as tropical::backtrack
+ * (tropical/gemm.hpp) writes them: back is T int32 tables of B x S (back[t][b, s]: the state at step
+ * t from which state s at step t + 1 is reached best; batch_stride steps from one table to the next),
+ * last B x 1 (each row's final state), path B x (T + 1), all int32 descriptors:
+ * path[b, T] = last[b, 0], path[b, t] = back[t][b, path[b, t + 1]]. An index outside [0, S) ends a
+ * row's walk: that entry and the earlier ones are -1. Asynchronous on options->stream;
+ * options->accumulate must be 0. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_backtrack(const tropical_matrix* back, int64_t steps,
+                                                        const tropical_matrix* last, const tropical_matrix* path,
+                                                        const tropical_options* options);
+
 /* --- OrAnd on operands packed along K into 32-bit words -------------------------------------------- */
 
 /* Which operand tropical_pack_bits packs a boolean matrix for: an A (M x K: each row's K columns into
@@ -150,6 +163,11 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_backward_b(tropical_semi
                                                                    const tropical_matrix* a, const tropical_matrix* b,
                                                                    const tropical_matrix* grad_b, int64_t batch,
                                                                    const tropical_host_options* options);
+
+/* The backtrack in host memory. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_backtrack(const tropical_matrix* back, int64_t steps,
+                                                             const tropical_matrix* last, const tropical_matrix* path,
+                                                             const tropical_host_options* options);
 
 /* The packing and the packed products in host memory. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_host_pack_bits(const tropical_matrix* bytes, tropical_pack as,

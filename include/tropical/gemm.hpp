@@ -64,6 +64,10 @@ TROPICAL_GEMM_EXPORT void product_packed(Semiring semiring, const OperandRef& a,
                                          const GemmOptions& options);
 TROPICAL_GEMM_EXPORT void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
                                     const GemmOptions& options);
+// The walk back of backtrack() below: back holds `steps` matrices (rows x states), last is rows x 1,
+// path rows x (steps + 1).
+TROPICAL_GEMM_EXPORT void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& last,
+                                    const OperandRef& path, const GemmOptions& options);
 enum class Gradient : std::uint8_t { OfA, OfB };
 TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c,
                                    const OperandRef& argmax, const OperandRef& a, const OperandRef& b,
@@ -212,6 +216,23 @@ requires(!detail::needs_both_operands<S>) void gemm_batched_backward_b(detail::B
                                                                        std::int64_t count,
                                                                        const GemmOptions& options = {}) {
     gemm_batched_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, count, options);
+}
+
+// --- The walk back through a chain's argmax tables ----------------------------------------------
+// The best paths of a dynamic program run as T chained products with argmax (a Viterbi decoder:
+// v_{t+1} = v_t (x) W_t for B rows of S scores, back[t] the argmax of step t). back holds the T
+// argmax tables, back[t] the B x S one of step t, so that back[t][b, s] is the state at step t from
+// which state s at step t + 1 is reached best; last (B x 1) holds each row's final state (the
+// argmax of v_T over its states: gemm_with_argmax<MaxPlus> of v_T by an S x 1 column of the
+// semiring's one gives it with the best score). Writes path (B x (T + 1)):
+//     path[b, T] = last[b, 0],   path[b, t] = back[t][b, path[b, t + 1]]   for t = T - 1 ... 0.
+// An index outside [0, S) (-1 where no term beat the zero) ends a row's walk: that entry and the
+// earlier ones of the row are written -1. A thread per row follows its T pointers on the GPU, so
+// only the paths need to reach the host. Asynchronous on options.stream (options.accumulate must
+// be off); validated like the products.
+inline void backtrack(BatchedView<const std::int32_t> back, std::int64_t steps, MatrixView<const std::int32_t> last,
+                      MatrixView<std::int32_t> path, const GemmOptions& options = {}) {
+    detail::backtrack(detail::operand(back), steps, detail::operand(last), detail::operand(path), options);
 }
 
 // --- OrAnd on packed operands ---------------------------------------------------------------------

@@ -50,6 +50,8 @@ TROPICAL_GEMM_EXPORT void product_packed(Semiring semiring, const OperandRef& a,
                                          const Options& options);
 TROPICAL_GEMM_EXPORT void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
                                     const Options& options);
+TROPICAL_GEMM_EXPORT void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& last,
+                                    const OperandRef& path, const Options& options);
 
 // The body of every backward template below (of A or B, single or batched): the views type-erased
 // for backward().
@@ -221,6 +223,14 @@ void gemm_packed_batched_with_argmax(BatchedView<const std::uint32_t> a, Batched
     using tropical::detail::operand;
     const detail::OperandRef indices = operand(argmax);
     detail::product_packed(S::value, operand(a), operand(b), k, operand(c), &indices, count, options);
+}
+
+// The walk back through a chain's argmax tables, as tropical/gemm.hpp's backtrack (there: what it
+// writes); options.threads is not used (one pass over the rows).
+inline void backtrack(BatchedView<const std::int32_t> back, std::int64_t steps, MatrixView<const std::int32_t> last,
+                      MatrixView<std::int32_t> path, const Options& options = {}) {
+    using tropical::detail::operand;
+    detail::backtrack(operand(back), steps, operand(last), operand(path), options);
 }
 
 }  // namespace tropical::host

@@ -20,6 +20,7 @@ enum class KernelOperation : std::uint8_t {
     BackwardA,   // the gradient of A, routed through the argmax (f32/f64; semiring chosen at launch)
     BackwardB,   // the gradient of B
     PackBits,    // booleans in bytes packed along K into 32-bit words (OrAnd's operands)
+    Backtrack,   // the walk back through a chain's argmax tables (a Viterbi decoder's best paths)
 };
 
 // How it computes it, and so for which shapes it is chosen.
@@ -33,11 +34,13 @@ enum class KernelVariant : std::uint8_t {
     Packed,   // OrAnd on operands packed into 32-bit words (and the kernel that packs them)
     Tiny,     // 16 x 16 tiles, slices of 8: many products with a side or K of at most 16
     Dense,    // whole contiguous products of at most 32^3 read as 16-byte vectors (plain products)
+    Walk,     // a thread per row following pointers from step to step (the backtrack)
 };
 
 // How the warm-up tool and listings group kernels: gemm (the Tiled, SplitK and Packed products),
-// gemm_argmax, batched (the Batched, Small, Tiny and Dense products), backward_a, backward_b, pack_bits.
-enum class KernelGroup : std::uint8_t { Gemm, GemmArgmax, Batched, BackwardA, BackwardB, PackBits };
+// gemm_argmax, batched (the Batched, Small, Tiny and Dense products), backward_a, backward_b, pack_bits,
+// backtrack.
+enum class KernelGroup : std::uint8_t { Gemm, GemmArgmax, Batched, BackwardA, BackwardB, PackBits, Backtrack };
 
 TROPICAL_GEMM_EXPORT std::string_view to_string(KernelOperation operation) noexcept;
 TROPICAL_GEMM_EXPORT std::string_view to_string(KernelVariant variant) noexcept;

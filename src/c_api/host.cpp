@@ -83,6 +83,12 @@ tropical_status tropical_host_pack_bits(const tropical_matrix* bytes, tropical_p
         [&] { run_host(tropical::detail::pack_request_from_c(bytes, raw(as), words, batch, nullptr), options); });
 }
 
+tropical_status tropical_host_backtrack(const tropical_matrix* back, int64_t steps, const tropical_matrix* last,
+                                        const tropical_matrix* path, const tropical_host_options* options) {
+    return tropical::detail::guarded(
+        [&] { run_host(tropical::detail::backtrack_request_from_c(back, steps, last, path, nullptr), options); });
+}
+
 const char* tropical_host_simd_target(void) { return tropical::cpu::target_name(); }
 
 }  // extern "C"

@@ -100,6 +100,12 @@ tropical_status tropical_pack_bits(const tropical_matrix* bytes, tropical_pack a
         [&] { run(tropical::detail::pack_request_from_c(bytes, raw(as), words, batch, options)); });
 }
 
+tropical_status tropical_backtrack(const tropical_matrix* back, int64_t steps, const tropical_matrix* last,
+                                   const tropical_matrix* path, const tropical_options* options) {
+    return tropical::detail::guarded(
+        [&] { run(tropical::detail::backtrack_request_from_c(back, steps, last, path, options)); });
+}
+
 const char* tropical_last_error_message(void) { return tropical::detail::g_last_error.c_str(); }
 
 const char* tropical_status_string(tropical_status status) {

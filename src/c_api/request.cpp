@@ -56,7 +56,8 @@ std::string required_descriptors(Operation operation, std::int32_t semiring) {
     switch (operation) {
     case Operation::Gemm: return "11100";
     case Operation::GemmArgmax: return "11110";
-    case Operation::PackBits: return "10100";  // the bytes (as a) and the words (as c)
+    case Operation::PackBits: return "10100";   // the bytes (as a) and the words (as c)
+    case Operation::Backtrack: return "10110";  // last (as a), the paths (as c), back (as argmax)
     case Operation::BackwardA:
     case Operation::BackwardB: break;
     }
@@ -117,6 +118,22 @@ Request pack_request_from_c(const tropical_matrix* bytes, std::int32_t as, const
     q.c = operand(words, "words");
     q.pack = as == TROPICAL_PACK_A ? PackAs::A : PackAs::B;
     q.batch = batch;
+    q.options = options_from_c(options);
+    return q;
+}
+
+Request backtrack_request_from_c(const tropical_matrix* back, std::int64_t steps, const tropical_matrix* last,
+                                 const tropical_matrix* path, const tropical_options* options) {
+    if (!back) throw InvalidArgument("the matrix descriptor back is NULL");
+    if (!last) throw InvalidArgument("the matrix descriptor last is NULL");
+    if (!path) throw InvalidArgument("the matrix descriptor path is NULL");
+    Request q;
+    q.operation = Operation::Backtrack;
+    q.dtype = DType::I32;
+    q.argmax = operand(back, "back");
+    q.a = operand(last, "last");
+    q.c = operand(path, "path");
+    q.batch = steps;
     q.options = options_from_c(options);
     return q;
 }

@@ -36,6 +36,10 @@ Request packed_request_from_c(Operation operation, std::int32_t semiring, const 
 Request pack_request_from_c(const tropical_matrix* bytes, std::int32_t as, const tropical_matrix* words,
                             std::int64_t batch, const tropical_options* options);
 
+// Backtrack: the paths walked back through `steps` tables of back-pointers; none may be NULL.
+Request backtrack_request_from_c(const tropical_matrix* back, std::int64_t steps, const tropical_matrix* last,
+                                 const tropical_matrix* path, const tropical_options* options);
+
 // A NULL operand is an absent one; a NULL options means the defaults.
 Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
                        const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,

@@ -61,11 +61,11 @@ static_assert(
 
 // The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
 // splitk, batched, small, tiny, dense or packed for the product variants (plus _argmax with the argmax),
-// backward_a, backward_b or pack_bits.
+// backward_a, backward_b, pack_bits or backtrack.
 std::string name_of(const CatalogueRow& row) {
     std::string name = "tropical_";
     if (row.operation == KernelOperation::BackwardA || row.operation == KernelOperation::BackwardB ||
-        row.operation == KernelOperation::PackBits) {
+        row.operation == KernelOperation::PackBits || row.operation == KernelOperation::Backtrack) {
         name += to_string(row.operation);
     } else {
         name += row.variant == KernelVariant::Tiled ? std::string_view("gemm") : to_string(row.variant);
@@ -91,11 +91,12 @@ KernelGroup group_of(const CatalogueRow& row) {
     case KernelOperation::BackwardA: return KernelGroup::BackwardA;
     case KernelOperation::BackwardB: return KernelGroup::BackwardB;
     case KernelOperation::PackBits: return KernelGroup::PackBits;
+    case KernelOperation::Backtrack: return KernelGroup::Backtrack;
     }
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 5, kVariants = 8, kTypes = std::size(all_dtypes),
+constexpr std::size_t kOperations = 6, kVariants = 9, kTypes = std::size(all_dtypes),
                       kSemirings = std::size(all_semirings);
 
 // The registry's table has a slot per (operation, variant, type, semiring): a new enumerator that
@@ -160,6 +161,7 @@ std::string_view to_string(KernelOperation operation) noexcept {
     case KernelOperation::BackwardA: return "backward_a";
     case KernelOperation::BackwardB: return "backward_b";
     case KernelOperation::PackBits: return "pack_bits";
+    case KernelOperation::Backtrack: return "backtrack";
     }
     return "?";
 }
@@ -174,6 +176,7 @@ std::string_view to_string(KernelVariant variant) noexcept {
     case KernelVariant::Packed: return "packed";
     case KernelVariant::Tiny: return "tiny";
     case KernelVariant::Dense: return "dense";
+    case KernelVariant::Walk: return "walk";
     }
     return "?";
 }
@@ -186,6 +189,7 @@ std::string_view to_string(KernelGroup group) noexcept {
     case KernelGroup::BackwardA: return "backward_a";
     case KernelGroup::BackwardB: return "backward_b";
     case KernelGroup::PackBits: return "pack_bits";
+    case KernelGroup::Backtrack: return "backtrack";
     }
     return "?";
 }

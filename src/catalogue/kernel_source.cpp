@@ -39,6 +39,8 @@ std::string entry_point(const CatalogueRow& row, std::string_view name) {
                            device_type(row.dtype), row.operation == KernelOperation::BackwardA, row.threads);
     if (row.operation == KernelOperation::PackBits)
         return fmt::format("{}(const TgPackParams p) {{\n    tg::pack<{}>(p);\n}}\n", head, row.threads);
+    if (row.operation == KernelOperation::Backtrack)
+        return fmt::format("{}(const TgBacktrackParams p) {{\n    tg::walk<{}>(p);\n}}\n", head, row.threads);
     const TileShape& t = row.tile;
     if (row.semiring == Semiring::Counting)
         return fmt::format(

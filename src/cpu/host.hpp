@@ -19,6 +19,8 @@ void run_counting(const detail::Request& q, const detail::Shape& s, int threads)
 // OrAnd's products (from bytes or packed words) and the packing (cpu/orand.cpp).
 void run_orand(const detail::Request& q, const detail::Shape& s, int threads);
 void run_pack(const detail::Request& q, const detail::Shape& s, int threads);
+// The walk back through a chain's argmax tables (cpu/host_backtrack.cpp), on the calling thread.
+void run_backtrack(const detail::Request& q, const detail::Shape& s);
 
 // Element (i, j) of an operand is at data + i * row_stride + j * col_stride.
 inline std::int64_t row_stride(const detail::OperandRef& r) { return r.layout == Layout::RowMajor ? r.ld : 1; }

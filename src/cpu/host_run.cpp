@@ -35,6 +35,7 @@ void run(const detail::Request& q, int threads) {
     const bool backward = q.operation == detail::Operation::BackwardA || q.operation == detail::Operation::BackwardB;
     if (backward) run_backward(q, v.shape, used);
     else if (q.operation == detail::Operation::PackBits) run_pack(q, v.shape, used);
+    else if (q.operation == detail::Operation::Backtrack) run_backtrack(q, v.shape);
     else if (q.with_counts) run_counting(q, v.shape, used);
     else if (q.semiring == Semiring::OrAnd) run_orand(q, v.shape, used);
     else run_product(q, v.shape, used);
@@ -84,6 +85,17 @@ void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std:
     q.a = bytes, q.c = words;
     q.pack = as;
     q.batch = batch;
+    q.options.accumulate = options.accumulate;
+    cpu::run(q, options.threads);
+}
+
+void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
+               const Options& options) {
+    tropical::detail::Request q;
+    q.operation = tropical::detail::Operation::Backtrack;
+    q.dtype = DType::I32;
+    q.argmax = back, q.a = last, q.c = path;
+    q.batch = steps;
     q.options.accumulate = options.accumulate;
     cpu::run(q, options.threads);
 }

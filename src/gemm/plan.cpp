@@ -269,6 +269,18 @@ void plan_pack(LaunchPlan& p, const Request& q, const Shape& s, const DeviceLimi
                                                                std::max<std::int64_t>(device.multiprocessors, 1) * 16));
 }
 
+// A thread per row (kernels/backtrack.cuh), as many blocks as the rows need up to 16 per
+// multiprocessor (the rows are strided over beyond).
+void plan_backtrack(LaunchPlan& p, const Request& q, const Shape& s, const DeviceLimits& device) {
+    TgBacktrackParams& params = p.backtrack;
+    params.back = kernel_operand(q.argmax);
+    params.last = kernel_operand(q.a);
+    params.path = kernel_operand(q.c);
+    params.rows = s.m, params.states = s.n, params.steps = s.k;
+    p.grid[0] = static_cast<unsigned>(std::clamp<std::int64_t>((s.m + p.block - 1) / p.block, 1,
+                                                               std::max<std::int64_t>(device.multiprocessors, 1) * 16));
+}
+
 }  // namespace
 
 Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocessors) {
@@ -290,11 +302,14 @@ Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocess
     case Operation::BackwardA: return only(KernelOperation::BackwardA, KernelVariant::Scatter);
     case Operation::BackwardB: return only(KernelOperation::BackwardB, KernelVariant::Scatter);
     case Operation::PackBits: return only(KernelOperation::PackBits, KernelVariant::Packed);
+    case Operation::Backtrack: return only(KernelOperation::Backtrack, KernelVariant::Walk);
     }
     throw Unsupported("unknown operation");
 }
 
 bool has_work(const Request& q, const Shape& s) {
+    // Every row's path has its last state, also with no steps (batch) to walk.
+    if (q.operation == Operation::Backtrack) return s.m > 0;
     if (q.batch == 0) return false;
     switch (q.operation) {
     case Operation::Gemm:
@@ -304,6 +319,7 @@ bool has_work(const Request& q, const Shape& s) {
     case Operation::BackwardA: return s.k > 0 && s.m > 0;
     case Operation::BackwardB: return s.k > 0 && s.n > 0;
     case Operation::PackBits: return s.m > 0 && s.k > 0;  // the outer dimension and K
+    case Operation::Backtrack: break;
     }
     return false;
 }
@@ -314,6 +330,7 @@ LaunchPlan plan(const Request& q, const Shape& s, const DeviceLimits& device) {
     p.block = static_cast<unsigned>(row_of(*p.choice.kernel).threads);
     if (q.operation == Operation::BackwardA || q.operation == Operation::BackwardB) plan_backward(p, q, s, device);
     else if (q.operation == Operation::PackBits) plan_pack(p, q, s, device);
+    else if (q.operation == Operation::Backtrack) plan_backtrack(p, q, s, device);
     else plan_product(p, q, s, device);
     return p;
 }

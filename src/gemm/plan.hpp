@@ -48,11 +48,12 @@ struct LaunchPlan {
     // Written before the launch, with memsets on its stream: C with the semiring's zero (split-K
     // combines its chunks into it), or the gradient with zeros (a backward pass that adds).
     enum class Fill : std::uint8_t { None, ResultWithZero, GradientWithZero } fill = Fill::None;
-    bool launch = true;           // false: the fill is the whole answer (a backward pass with M or N = 0)
-    TgGemmParams product{};       // the parameters of a product kernel,
-    TgBackwardParams backward{};  // or of a backward one,
-    TgCountingParams counting{};  // or of a counting product (its `values` is `product`),
-    TgPackParams pack{};          // or of the packing kernel
+    bool launch = true;             // false: the fill is the whole answer (a backward pass with M or N = 0)
+    TgGemmParams product{};         // the parameters of a product kernel,
+    TgBackwardParams backward{};    // or of a backward one,
+    TgCountingParams counting{};    // or of a counting product (its `values` is `product`),
+    TgPackParams pack{};            // or of the packing kernel,
+    TgBacktrackParams backtrack{};  // or of the backtrack
 };
 
 // The plan for request q of validated shape s, which must have work to do (has_work()).

@@ -9,13 +9,16 @@
 
 namespace tropical::detail {
 
-enum class Operation : std::uint8_t { Gemm, GemmArgmax, BackwardA, BackwardB, PackBits };
+enum class Operation : std::uint8_t { Gemm, GemmArgmax, BackwardA, BackwardB, PackBits, Backtrack };
 
 //   Gemm:       c = a (x) b
 //   GemmArgmax: c = a (x) b, argmax = the k attaining each c[i,j]
 //   BackwardA:  grad (M x K) gets the gradient of A from c = grad_C (M x N), argmax and b (K x N)
 //   BackwardB:  grad (K x N) gets the gradient of B from c = grad_C, argmax and a (M x K)
 //   PackBits:   c (32-bit words) = a (booleans in bytes) packed along K, as the operand `pack` says
+//   Backtrack:  c (B x (T+1) int32, the paths) walked back from a (B x 1, the last states) through
+//               argmax (T = batch matrices of B x S int32, the back-pointers); a and c are one
+//               matrix each whatever the batch
 // packed_k >= 0 (Gemm, GemmArgmax; OrAnd): a and b hold 32-bit words with K = packed_k booleans
 // packed along K, a M x ceil(K/32) and b ceil(K/32) x N.
 // options.device >= 0: the caller vouches that every operand is on that device and the stream is

@@ -53,10 +53,11 @@ void launch(const LaunchPlan& p, const Request& q, CUfunction function, CUstream
     }
     if (!p.launch) return;
     const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
-    const void* params = backward                             ? static_cast<const void*>(&p.backward)
-                         : q.with_counts                      ? static_cast<const void*>(&p.counting)
-                         : q.operation == Operation::PackBits ? static_cast<const void*>(&p.pack)
-                                                              : static_cast<const void*>(&p.product);
+    const void* params = backward                              ? static_cast<const void*>(&p.backward)
+                         : q.with_counts                       ? static_cast<const void*>(&p.counting)
+                         : q.operation == Operation::PackBits  ? static_cast<const void*>(&p.pack)
+                         : q.operation == Operation::Backtrack ? static_cast<const void*>(&p.backtrack)
+                                                               : static_cast<const void*>(&p.product);
     void* args[] = {const_cast<void*>(params)};
     TROPICAL_CU(cuLaunchKernel(function, p.grid[0], p.grid[1], p.grid[2], p.block, 1, 1, p.shared_bytes, stream, args,
                                nullptr));
@@ -111,6 +112,17 @@ void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std:
     q.a = bytes, q.c = words;
     q.pack = as;
     q.batch = batch;
+    q.options = options;
+    run(q);
+}
+
+void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
+               const GemmOptions& options) {
+    Request q;
+    q.operation = Operation::Backtrack;
+    q.dtype = DType::I32;
+    q.argmax = back, q.a = last, q.c = path;
+    q.batch = steps;
     q.options = options;
     run(q);
 }

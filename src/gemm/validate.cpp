@@ -18,6 +18,7 @@ const char* operation_name(Operation op) {
     case Operation::BackwardA: return "backward for A";
     case Operation::BackwardB: return "backward for B";
     case Operation::PackBits: return "pack_bits";
+    case Operation::Backtrack: return "backtrack";
     }
     return "?";
 }
@@ -134,6 +135,37 @@ void check_pack(const Request& q, ValidatedRequest& v) {
     check_operand(v.operands[v.operand_count++], q.a.rows, q.a.cols, q.batch);
 }
 
+// Backtrack: argmax holds the T = batch back-pointer tables (B x S each), a the B x 1 last states, c
+// the B x (T + 1) paths. The shape: m = B, n = S, k = T.
+void check_backtrack(const Request& q, ValidatedRequest& v) {
+    if (q.dtype != DType::I32)
+        throw Unsupported(
+            fmt::format("backtrack follows int32 indices (the argmax of the products), not {}", to_string(q.dtype)));
+    if (q.options.accumulate) invalid("backtrack cannot accumulate: it overwrites the paths");
+    const OperandRef& back = q.argmax;
+    if (back.rows < 0 || back.cols < 0)
+        invalid(fmt::format("sizes must be 0 or more; the back-pointer tables are {}x{}", back.rows, back.cols));
+    v.shape = {back.rows, back.cols, q.batch};
+    const std::int64_t rows = back.rows, path_length = checked_add(q.batch, 1, "the paths");
+    if (q.a.rows != rows || q.a.cols != 1)
+        invalid(
+            fmt::format("the last states are {}x{} but must be {}x1: one per row of the back-pointer tables "
+                        "({}x{})",
+                        q.a.rows, q.a.cols, rows, back.rows, back.cols));
+    if (q.c.rows != rows || q.c.cols != path_length)
+        invalid(
+            fmt::format("the paths are {}x{} but must be {}x{}: a row per row of the back-pointer tables, "
+                        "{} steps and the last state",
+                        q.c.rows, q.c.cols, rows, path_length, q.batch));
+    const std::size_t index = sizeof(std::int32_t);
+    v.operands[v.operand_count] = {"path", &q.c, index, true, true};
+    check_operand(v.operands[v.operand_count++], rows, path_length, 1);
+    v.operands[v.operand_count] = {"last", &q.a, index, false, true};
+    check_operand(v.operands[v.operand_count++], rows, 1, 1);
+    v.operands[v.operand_count] = {"back", &back, index, false};
+    check_operand(v.operands[v.operand_count++], rows, back.cols, q.batch);
+}
+
 // The operands and shape of a product or a backward pass.
 void check_operation(const Request& q, ValidatedRequest& v) {
     const std::size_t t = size_of(q.dtype);
@@ -244,7 +276,9 @@ ValidatedRequest validate(const Request& q) {
         invalid(fmt::format("unknown element type ({})", static_cast<int>(q.dtype)));
     if (static_cast<std::size_t>(q.semiring) >= std::size(all_semirings))
         invalid(fmt::format("unknown semiring ({})", static_cast<int>(q.semiring)));
-    if (q.batch < 0) invalid(fmt::format("the batch count is {}; it must be 0 or more", q.batch));
+    if (q.batch < 0)
+        invalid(fmt::format("the {} is {}; it must be 0 or more",
+                            q.operation == Operation::Backtrack ? "number of steps" : "batch count", q.batch));
     const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
     if (backward && q.semiring == Semiring::OrAnd)
         throw Unsupported(
@@ -253,6 +287,8 @@ ValidatedRequest validate(const Request& q) {
     ValidatedRequest v;
     if (q.operation == Operation::PackBits) {
         check_pack(q, v);
+    } else if (q.operation == Operation::Backtrack) {
+        check_backtrack(q, v);
     } else {
         if (!supports(q.semiring, q.dtype)) mismatched(q.semiring, q.dtype);
         check_operation(q, v);
@@ -262,9 +298,10 @@ ValidatedRequest validate(const Request& q) {
     ByteRange ranges[kMaxOperands];
     for (int i = 0; i < v.operand_count; ++i) {
         const auto& u = v.operands[i];
-        extents[i] = extent_of(u, q.batch);
+        const std::int64_t batch = u.one_matrix ? 1 : q.batch;
+        extents[i] = extent_of(u, batch);
         ranges[i] = bytes_of(u, extents[i]);
-        if (u.output && q.batch > 1 && u.ref->batch_stride < extents[i].one)
+        if (u.output && batch > 1 && u.ref->batch_stride < extents[i].one)
             invalid(
                 fmt::format("{}'s batch stride is {} elements, less than one {} matrix spans ({}): the products "
                             "of the batch would overwrite each other",

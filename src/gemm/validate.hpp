@@ -19,6 +19,7 @@ struct UsedOperand {
     const OperandRef* ref;
     std::size_t element_size;
     bool output;
+    bool one_matrix = false;  // a single matrix whatever the request's batch (Backtrack's last and path)
 };
 
 // The most operands one request uses: a counting product's values and counts of A, B and C.
