@@ -23,7 +23,7 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
     const auto kernels = kernel_registry();
     ASSERT_EQ(kernels.size(), catalogue_rows().size());
     std::set<std::string_view> names;
-    int counts[6] = {};
+    int counts[7] = {};
     for (const auto& k : kernels) {
         EXPECT_TRUE(names.insert(k.name).second) << k.name;
         EXPECT_EQ(&kernels[k.index], &k);
@@ -40,6 +40,7 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
     // Batched, Small, Tiny and Dense of every type and semiring, and counting's Batched and Small.
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::Batched)], 20 + 20 + 20 + 20 + 4);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::PackBits)], 1);
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Backtrack)], 1);
     for (auto s : all_semirings) {
         if (supports(s, DType::F32)) {
             EXPECT_NE(find_kernel(KernelOperation::Gemm, KernelVariant::Batched, DType::F32, s), nullptr);
@@ -115,6 +116,9 @@ TEST(KernelRegistry, WordsOfEveryKind) {
     EXPECT_EQ(to_string(KernelVariant::SplitK), "splitk");
     EXPECT_EQ(to_string(KernelVariant::Scatter), "scatter");
     EXPECT_EQ(to_string(KernelGroup::Batched), "batched");
+    EXPECT_EQ(to_string(KernelOperation::Backtrack), "backtrack");
+    EXPECT_EQ(to_string(KernelVariant::Walk), "walk");
+    EXPECT_EQ(to_string(KernelGroup::Backtrack), "backtrack");
 }
 
 TEST(KernelSource, DeviceCodeIncludesNothingAndNamesItsFiles) {
@@ -136,7 +140,8 @@ TEST(KernelSource, EveryKernelIsTheDeviceCodeAndAnEntryPointFromItsRow) {
         EXPECT_TRUE(unit.starts_with(device_source())) << kernel.name;
         EXPECT_THAT(unit, HasSubstr(fmt::format(" {}(const Tg", kernel.name))) << kernel.name;
         EXPECT_THAT(unit, HasSubstr(fmt::format("__launch_bounds__({}", row.threads))) << kernel.name;
-        if (kernel.variant != KernelVariant::Scatter && kernel.operation != KernelOperation::PackBits) {
+        if (kernel.variant != KernelVariant::Scatter && kernel.operation != KernelOperation::PackBits &&
+            kernel.operation != KernelOperation::Backtrack) {
             EXPECT_GT(row.tile.bm, 0) << kernel.name;
             EXPECT_GT(row.tile.bn, 0) << kernel.name;
             EXPECT_EQ(row.threads, (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn) * k_groups(row))
@@ -175,8 +180,8 @@ TEST(KernelSource, AnEntryPointWhoseThreadsDoNotFitItsTileFailsToCompile) {
 }
 
 // The rows without a tile check their threads against what their kernels need: grad_B's slab
-// columns, the packing's whole warps.
-TEST(KernelSource, ScatterAndPackBitsEntryPointsCheckTheirThreads) {
+// columns, the packing's whole warps, a block for the backtrack.
+TEST(KernelSource, EntryPointsWithoutATileCheckTheirThreads) {
     const auto compiler = make_nvrtc_compiler();
     const auto fails = [&](const char* kernel, int threads, const char* message) {
         CatalogueRow row = row_of(*find_kernel(kernel));
@@ -192,4 +197,5 @@ TEST(KernelSource, ScatterAndPackBitsEntryPointsCheckTheirThreads) {
     fails("tropical_backward_b_f32", 1020, "a multiple of a slab's columns");  // slabs of 8 columns
     fails("tropical_backward_a_f64", 2048, "must fit a block");
     fails("tropical_pack_bits_u8_orand", 100, "must be whole warps");
+    fails("tropical_backtrack_i32", 2048, "must fit a block");
 }
