@@ -12,11 +12,12 @@
 // library does not do: the chain of products is the part that needs it.)
 //
 // On a GPU each step is one gemm_with_argmax<MaxPlus> into its slice of a T x B x S int32 buffer of
-// back-pointers. The walk back is a host step: T dependent look-ups per sequence, far too little work
-// for a kernel launch of its own (and the library launches only products), done after one copy of
-// the back-pointers to the host. Without a GPU the program says so in one line and runs the same
-// steps on the CPU with the library's host functions (tropical/host.hpp). Either way it checks every
-// decoded path against a plain Viterbi loop on the CPU. It uses the installed headers only.
+// back-pointers. The best final state of each sequence is one more product with argmax, of v_T by a
+// column of MaxPlus's one (0), which also gives the best score; tropical::backtrack then walks the
+// back-pointers on the GPU, so that only the B x (T + 1) paths are copied to the host, not the
+// T x B x S tables. Without a GPU the program says so in one line and runs the same steps on the CPU
+// with the library's host functions (tropical/host.hpp). Either way it checks every decoded path
+// against a plain Viterbi loop on the CPU. It uses the installed headers only.
 //
 //   viterbi [--batch B] [--states S] [--steps T] [--seed X]
 //
@@ -135,7 +136,8 @@ struct Decoded {
     std::vector<float> scores;        // B: the best final score, max_s v_T[b,s]
 };
 
-// The walk back from the final scores v_T (B x S) through back (T x B x S).
+// The plain loop's walk back, for the check: from the final scores v_T (B x S) through back
+// (T x B x S), on the host.
 Decoded walk_back(const Model& m, const std::vector<float>& final_scores, const std::vector<std::int32_t>& back) {
     const std::int64_t B = m.batch, S = m.states, T = m.steps;
     Decoded d{std::vector<std::int32_t>(static_cast<std::size_t>(B * (T + 1))),
@@ -161,7 +163,7 @@ struct Run {
     Decoded decoded;
     double first_ms = 0;      // GPU only: one step, which loads (or compiles) the kernel
     double steps_ms = 0;      // the T steps, from the first launch to the last result being ready
-    double walk_back_ms = 0;  // copying the back-pointers to the host (GPU) and walking back
+    double walk_back_ms = 0;  // the best final states, the walk back and (GPU) copying the paths
 };
 
 Run decode_on_gpu(const Model& m) {
@@ -178,6 +180,10 @@ Run decode_on_gpu(const Model& m) {
                                                       tropical::row_major(back.data() + t * B * S, B, S));
     };
     const tropical::DeviceBuffer<float>& last = T % 2 ? ping : pong;
+    const tropical::DeviceBuffer<float> zeros{std::span<const float>(std::vector<float>(static_cast<std::size_t>(S)))};
+    const tropical::DeviceBuffer<float> best(static_cast<std::size_t>(B));
+    const tropical::DeviceBuffer<std::int32_t> ends(static_cast<std::size_t>(B));
+    const tropical::DeviceBuffer<std::int32_t> paths(static_cast<std::size_t>(B * (T + 1)));
     Run r;
     auto clock = Clock::now();
     step(0);  // the first call of the kernel in this process loads it; step 0 is redone below
@@ -187,11 +193,16 @@ Run decode_on_gpu(const Model& m) {
     // Launches on the default stream, asynchronous; the copy of v_T waits for the last one.
     clock = Clock::now();
     for (std::int64_t t = 0; t < T; ++t) step(t);
-    const std::vector<float> final_scores = last.to_host();
+    (void)last.to_host();  // waits for the last step
     r.steps_ms = milliseconds_since(clock);
 
+    // The best final states (the smallest s on a tie, as walk_back's) and the walk, on the GPU.
     clock = Clock::now();
-    r.decoded = walk_back(m, final_scores, back.to_host());
+    tropical::gemm_with_argmax<tropical::MaxPlus>(last.row_major(B, S), zeros.row_major(S, 1), best.row_major(B, 1),
+                                                  ends.row_major(B, 1));
+    tropical::backtrack(tropical::batched(tropical::MatrixView<const std::int32_t>(back.row_major(B, S)), B * S), T,
+                        ends.row_major(B, 1), paths.row_major(B, T + 1));
+    r.decoded = {paths.to_host(), best.to_host()};
     r.walk_back_ms = milliseconds_since(clock);
     return r;
 }
@@ -212,7 +223,17 @@ Run decode_on_cpu(const Model& m) {
     }
     r.steps_ms = milliseconds_since(clock);
     clock = Clock::now();
-    r.decoded = walk_back(m, v, back);
+    const std::vector<float> zeros(static_cast<std::size_t>(S));
+    std::vector<std::int32_t> ends(static_cast<std::size_t>(B));
+    Decoded& d = r.decoded;
+    d.scores.resize(static_cast<std::size_t>(B));
+    d.paths.resize(static_cast<std::size_t>(B * (T + 1)));
+    tropical::host::gemm_with_argmax<tropical::MaxPlus>(
+        tropical::row_major<const float>(v.data(), B, S), tropical::row_major<const float>(zeros.data(), S, 1),
+        tropical::row_major(d.scores.data(), B, 1), tropical::row_major(ends.data(), B, 1));
+    tropical::host::backtrack(tropical::batched(tropical::row_major<const std::int32_t>(back.data(), B, S), B * S), T,
+                              tropical::row_major<const std::int32_t>(ends.data(), B, 1),
+                              tropical::row_major(d.paths.data(), B, T + 1));
     r.walk_back_ms = milliseconds_since(clock);
     return r;
 }
@@ -295,8 +316,8 @@ int run(const Options& options) {
         static_cast<long long>(m.steps), static_cast<long long>(m.batch), static_cast<long long>(m.states),
         static_cast<long long>(m.states), static_cast<long long>(m.states), gpu ? "GPU" : "CPU", r.steps_ms,
         1e3 * r.steps_ms / static_cast<double>(m.steps));
-    std::printf("  walk back on the host%s: %.2f ms\n", gpu ? ", after copying the back-pointers from the GPU" : "",
-                r.walk_back_ms);
+    std::printf("  best final states and the walk back on the %s: %.2f ms\n",
+                gpu ? "GPU (tropical::backtrack), with the copy of the paths" : "CPU", r.walk_back_ms);
 
     const auto clock = Clock::now();
     const Decoded expected = reference_viterbi(m);

@@ -2,7 +2,8 @@
 // by indices out of range at random steps; the paths' padding poisoned and left alone), no steps, a
 // row per thread over many blocks; and a real chain: T products with argmax of a Viterbi decoder,
 // the last states from one more product with argmax, the walk on the GPU equal to the host's over
-// the same tables, and every path's score, summed along it, its best score.
+// the same tables, and every path's score, summed along it, its best score; and the walk captured
+// into a CUDA graph on a stream, replayed on the capture's chain and on a new one.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <tropical/device_buffer.hpp>
 #include <tropical/gemm.hpp>
 #include <tropical/host.hpp>
+#include "driver/stream_graph.hpp"
 #include "support/backtrack_cases.hpp"
 #include "support/gpu.hpp"
 
@@ -36,11 +38,42 @@ TEST(BacktrackGpu, WalksThePlantedPathsInEveryGeometry) {
         std::int64_t rows, states, steps;
     };
     for (const ChainGeometry& g : chain_geometries())
-        for (const ChainShape s : {ChainShape{1, 1, 0}, {1, 7, 1}, {3, 5, 9}, {129, 33, 40}, {5, 0, 3}, {64, 256, 512}}) {
+        for (const ChainShape s :
+             {ChainShape{1, 1, 0}, {1, 7, 1}, {3, 5, 9}, {129, 33, 40}, {5, 0, 3}, {64, 256, 512}}) {
             const Chain c = planted_chain(rng, s.rows, s.states, s.steps, g, 0.3);
             EXPECT_EQ(walk_on_gpu(c), c.expected)
                 << "B=" << s.rows << " S=" << s.states << " T=" << s.steps << "; " << describe(g);
         }
+}
+
+// Captured on a stream (with and without the device hint): capturing runs nothing, and each replay
+// walks the chain that the buffers hold then.
+TEST(BacktrackGpu, ACapturedWalkReplaysOnNewChains) {
+    TROPICAL_REQUIRE_GPU();
+    TROPICAL_TEST_RNG(rng);
+    for (const int device_hint : {-1, 0}) {
+        SCOPED_TRACE("device hint " + std::to_string(device_hint));
+        Chain c = planted_chain(rng, 50, 20, 30, chain_geometries()[1]);
+        DeviceBuffer<std::int32_t> back{std::span<const std::int32_t>(c.back)};
+        DeviceBuffer<std::int32_t> last{std::span<const std::int32_t>(c.last)};
+        DeviceBuffer<std::int32_t> path{std::span<const std::int32_t>(c.path)};
+        const detail::OwnedStream stream;
+        const GemmOptions options{stream.get(), false, device_hint};
+        const detail::CapturedGraph graph(stream, [&] {
+            backtrack(c.back_view(back.data()), c.steps, c.last_view(last.data()), c.path_view(path.data()), options);
+        });
+        EXPECT_EQ(path.to_host(), c.path) << "capturing ran the walk";
+        for (int round = 0; round < 2; ++round) {
+            SCOPED_TRACE(round == 0 ? "first replay" : "second replay, on a new chain");
+            if (round == 1) {
+                c = planted_chain(rng, 50, 20, 30, chain_geometries()[1]);
+                back.upload(c.back), last.upload(c.last), path.upload(c.path);
+            }
+            graph.launch(stream);
+            stream.synchronize();
+            EXPECT_EQ(path.to_host(), c.expected);
+        }
+    }
 }
 
 // More rows than the launch has threads (16 blocks of 128 per multiprocessor): the threads stride.
@@ -62,7 +95,8 @@ TEST(BacktrackGpu, DecodesAViterbiChainOfProductsWithArgmax) {
     for (float& x : start) x = static_cast<float>(rng.real(-8, 0));
     for (float& x : w) x = static_cast<float>(rng.real(-8, 0));
     const DeviceBuffer<float> dw{std::span<const float>(w)}, v0{std::span<const float>(start)};
-    const DeviceBuffer<float> ping(B * S), pong(B * S), best(B), ones_column{std::span<const float>(std::vector<float>(S, 0.0f))};
+    const DeviceBuffer<float> ping(B * S), pong(B * S), best(B),
+        ones_column{std::span<const float>(std::vector<float>(S, 0.0f))};
     const DeviceBuffer<std::int32_t> back(T * B * S), last(B);
     DeviceBuffer<std::int32_t> path(B * (T + 1));
     path.fill_bytes(0xff);
