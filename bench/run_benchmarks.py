@@ -118,13 +118,13 @@ WORKLOAD_TARGETS = {
 
 def workloads_table(data):
     rows = ["| benchmark | median | Tops | of limit | argmax / plain | GB/s | of HBM | eager µs/step | "
-            "graph µs/step | kernel µs | host µs/call | target |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "graph µs/step | kernel µs | walk back µs | host µs/call | target |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in data.get("benchmarks", []):
         name = short_name(b["name"])
         if b.get("error_occurred"):
             message = b.get("error_message", "").splitlines()[0][:80] if b.get("error_message") else ""
-            rows.append(f"| {name} | error: {message} |" + " |" * 10)
+            rows.append(f"| {name} | error: {message} |" + " |" * 11)
             continue
         median_us = b.get("median_us")
         time = "" if median_us is None else (f"{median_us / 1000:.3f} ms" if median_us >= 1000 else f"{median_us:.1f} µs")
@@ -132,7 +132,8 @@ def workloads_table(data):
         cells = [name, time, fmt(b.get("Tops")), "" if of_limit is None else f"{100 * of_limit:.0f}%",
                  fmt(b.get("argmax_over_plain")), fmt(b.get("GBps"), 0),
                  "" if of_hbm is None else f"{100 * of_hbm:.0f}%", fmt(b.get("eager_us_per_step")),
-                 fmt(b.get("graph_us_per_step")), fmt(b.get("kernel_us")), fmt(b.get("host_us_per_call")),
+                 fmt(b.get("graph_us_per_step")), fmt(b.get("kernel_us")), fmt(b.get("walk_back_us")),
+                 fmt(b.get("host_us_per_call")),
                  WORKLOAD_TARGETS.get(name, "")]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)

@@ -2,9 +2,10 @@
 //   batched/  batched products with and without argmax (Tops; argmax rows also time their plain
 //             twin, interleaved, and report argmax_over_plain);
 //   product/  one product, plain and with argmax (the same);
-//   chain/    a Viterbi forward pass: T = 512 dependent steps v <- v (x) W with argmax kept for each
+//   chain/    a Viterbi decoder: T = 512 dependent steps v <- v (x) W with argmax kept for each
 //             step, for B sequences over S states, in µs per step: eager launches, one CUDA graph
-//             replaying all steps, and the kernel time of one step (launches back to back);
+//             replaying all steps, and the kernel time of one step (launches back to back); and
+//             the walk back (the best final states, then tropical::backtrack) in µs;
 //   bandwidth/ batched products of tiny matrices, as the bytes they must move (A and B read once,
 //             C written once) per second and as a fraction of HBM bandwidth;
 //   host/     the host time of one warm asynchronous tropical::gemm call (64^3 on a stream), with
@@ -153,7 +154,8 @@ void bandwidth(benchmark::State& state, Product p) {
 
 // The forward pass of a Viterbi decoder for `batch` sequences over `states` states: step t reads
 // v_t (B x S; v_0 random), writes v_{t+1} = v_t (x) W and the argmax of step t into its slice of a
-// T x B x S buffer. W (S x S) is the same every step.
+// T x B x S buffer. W (S x S) is the same every step. Then the walk back: the best final states (one
+// more product with argmax, of v_T by a column of zeros) and tropical::backtrack through the tables.
 class ViterbiChain {
 public:
     ViterbiChain(std::int64_t batch, std::int64_t states)
@@ -163,7 +165,11 @@ public:
           v0_(std::span<const float>(random_values<float>(cells(batch, states), Semiring::MaxPlus, 6))),
           ping_(cells(batch, states)),
           pong_(cells(batch, states)),
-          argmax_(cells(batch, states, kChainSteps)) {}
+          argmax_(cells(batch, states, kChainSteps)),
+          zeros_(std::span<const float>(std::vector<float>(cells(states, 1)))),
+          best_(cells(batch, 1)),
+          ends_(cells(batch, 1)),
+          paths_(cells(batch, kChainSteps + 1)) {}
 
     void step(std::int64_t t, const GemmOptions& options) const {
         const float* in = t == 0 ? v0_.data() : (t % 2 ? ping_.data() : pong_.data());
@@ -175,32 +181,46 @@ public:
     void run(const GemmOptions& options) const {
         for (std::int64_t t = 0; t < kChainSteps; ++t) step(t, options);
     }
+    void walk_back(const GemmOptions& options) const {
+        const DeviceBuffer<float>& last = kChainSteps % 2 ? ping_ : pong_;
+        gemm_with_argmax<MaxPlus>(last.row_major(batch_, states_), zeros_.row_major(states_, 1),
+                                  best_.row_major(batch_, 1), ends_.row_major(batch_, 1), options);
+        backtrack(batched(MatrixView<const std::int32_t>(argmax_.row_major(batch_, states_)), batch_ * states_),
+                  kChainSteps, ends_.row_major(batch_, 1), paths_.row_major(batch_, kChainSteps + 1), options);
+    }
 
 private:
     std::int64_t batch_, states_;
     DeviceBuffer<float> w_, v0_, ping_, pong_;
     DeviceBuffer<std::int32_t> argmax_;
+    DeviceBuffer<float> zeros_, best_;
+    DeviceBuffer<std::int32_t> ends_, paths_;
 };
 
 // chain/: µs per step eager (512 launches timed by events on their stream), replayed from one graph
-// of the 512 steps, and the kernel time of one step (launches back to back behind a long product).
-// Calls pass the device, as PyTorch's ops do. The benchmark's time is the graph's.
+// of the 512 steps, and the kernel time of one step (launches back to back behind a long product);
+// and the walk back's µs (the final states and the backtrack, eager, after the steps). Calls pass the
+// device, as PyTorch's ops do. The benchmark's time is the graph's.
 void chain(benchmark::State& state, std::int64_t batch, std::int64_t states) {
     if (!gpu_available(state)) return;
     const ViterbiChain chain(batch, states);
     const OwnedStream stream;
     const GemmOptions on_stream{stream.get(), false, 0};
-    chain.run(on_stream);  // loads the kernel
+    chain.run(on_stream);  // loads the kernels
+    chain.walk_back(on_stream);
     const CapturedGraph graph(stream, [&] { chain.run(on_stream); });
     graph.launch(stream);  // the first replay also uploads the graph
     stream.synchronize();
 
     GpuTimer timer(stream.get());
-    std::vector<double> eager, replayed;
+    std::vector<double> eager, replayed, walked;
     for (auto _ : state) {
         timer.start();
         chain.run(on_stream);
         eager.push_back(timer.stop() / kChainSteps);
+        timer.start();
+        chain.walk_back(on_stream);
+        walked.push_back(timer.stop());
         timer.start();
         graph.launch(stream);
         const double s = timer.stop() / kChainSteps;
@@ -217,6 +237,7 @@ void chain(benchmark::State& state, std::int64_t batch, std::int64_t states) {
     state.counters["eager_us_per_step"] = median_of(eager) * 1e6;
     state.counters["graph_us_per_step"] = median_of(replayed) * 1e6;
     state.counters["kernel_us"] = median_of(kernel) * 1e6;
+    state.counters["walk_back_us"] = median_of(walked) * 1e6;
 }
 
 // host/: the host time of one warm call: `calls` launches of a 64^3 product queued on a stream,
