@@ -37,7 +37,8 @@ TEST(HostBacktrack, WalksThePlantedPathsAndStopsAtIndicesOutOfRange) {
     for (const ChainGeometry& g : chain_geometries())
         for (const ChainShape& s : kShapes) {
             Chain c = planted_chain(rng, s.rows, s.states, s.steps, g, 0.3);
-            host::backtrack(c.back_view(c.back.data()), s.steps, c.last_view(c.last.data()), c.path_view(c.path.data()));
+            host::backtrack(c.back_view(c.back.data()), s.steps, c.last_view(c.last.data()),
+                            c.path_view(c.path.data()));
             EXPECT_EQ(c.path, c.expected) << describe(s, g);
         }
 }

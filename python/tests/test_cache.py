@@ -160,10 +160,11 @@ def test_registry_fields():
     assert {k.dtype for k in kernels} == {"f32", "f64", "i32", "i64", "u8"}
     assert {k.semiring for k in kernels} <= {"maxplus", "minplus", "maxmul", "maxmin", "minmax", "counting", "orand",
                                              "any"}
-    assert {"gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits"} <= {k.group for k in kernels}
+    assert {"gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits", "backtrack"} <= {
+        k.group for k in kernels}
     for k in kernels:
         assert k.dtype in k.name and (k.semiring == "any" or k.semiring in k.name)
-        assert k.operation in ("gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits")
+        assert k.operation in ("gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits", "backtrack")
     backward = [k for k in kernels if k.group.startswith("backward")]
     assert backward and all(k.semiring == "any" for k in backward)
 

@@ -180,7 +180,8 @@ def test_compile_fullgraph_cuda(semiring):
 def test_opcheck_cuda():
     import test_opcheck
 
-    for op, args in itertools.chain(test_opcheck.product_samples("cuda"), test_opcheck.backward_samples("cuda")):
+    for op, args in itertools.chain(test_opcheck.product_samples("cuda"), test_opcheck.backward_samples("cuda"),
+                                    test_opcheck.backtrack_samples("cuda")):
         result = torch.library.opcheck(op, args)
         assert all(v == "SUCCESS" for v in result.values()), (op, result)
 

@@ -44,6 +44,15 @@ def backward_samples(device):
                 yield T.gemm_backward_b, (grad_c, idx, a, b, semiring)
 
 
+def backtrack_samples(device):
+    g = torch.Generator().manual_seed(0)
+    back = torch.randint(0, 4, (3, 5, 4), generator=g, dtype=torch.int32).to(device)
+    last = torch.randint(0, 4, (5,), generator=g, dtype=torch.int32).to(device)
+    yield T.backtrack, (back, last)
+    yield T.backtrack, (back.transpose(1, 2).contiguous().transpose(1, 2), last[:, None])  # column-major tables
+    yield T.backtrack, (back[:0], last)  # no steps
+
+
 def run_opcheck(op, args):
     result = torch.library.opcheck(op, args)
     assert all(v == "SUCCESS" for v in result.values()), result
@@ -58,4 +67,10 @@ def test_opcheck_products_cpu(index):
 @pytest.mark.parametrize("index", range(len(list(backward_samples("cpu")))))
 def test_opcheck_backward_cpu(index):
     op, args = list(backward_samples("cpu"))[index]
+    run_opcheck(op, args)
+
+
+@pytest.mark.parametrize("index", range(len(list(backtrack_samples("cpu")))))
+def test_opcheck_backtrack_cpu(index):
+    op, args = list(backtrack_samples("cpu"))[index]
     run_opcheck(op, args)

@@ -4,6 +4,7 @@ Boolean OrAnd) as PyTorch ops.
     import torch, tropical_gemm
     c = tropical_gemm.matmul(a, b, semiring="maxplus")     # C[i,j] = max_k a[i,k] + b[k,j]
     r = tropical_gemm.matmul(x, y, semiring="orand")       # booleans: R[i,j] = OR_k x[i,k] AND y[k,j]
+    path = tropical_gemm.backtrack(back, last)              # Viterbi: the best paths through argmax tables
     e = tropical_gemm.einsum("ij,jk,k->i", a, b, v)         # any network, in einsum's equations
     torch.ops.tropical.gemm(a, b, "minplus")                # the registered op itself
     layer = tropical_gemm.TropicalLinear(64, 32)            # a tropical linear layer
@@ -40,15 +41,15 @@ except ImportError:  # the ops need PyTorch; the rest of the package does not
 
 if _torch is not None:
     from . import ops
-    from .functional import PackedBits, matmul, pack_bits
+    from .functional import PackedBits, backtrack, matmul, pack_bits
     from ._counting import counting_matmul
     from ._einsum import clear_einsum_graphs, einsum, einsum_path
     from .nn import TropicalLinear
 else:
 
     def __getattr__(name: str):
-        if name in ("ops", "matmul", "counting_matmul", "pack_bits", "PackedBits", "einsum", "einsum_path",
-                    "clear_einsum_graphs", "TropicalLinear", "functional", "nn"):
+        if name in ("ops", "matmul", "counting_matmul", "pack_bits", "PackedBits", "backtrack", "einsum",
+                    "einsum_path", "clear_einsum_graphs", "TropicalLinear", "functional", "nn"):
             raise ImportError(f"tropical_gemm.{name} needs PyTorch, which is not installed: pip install torch")
         raise AttributeError(f"module 'tropical_gemm' has no attribute {name!r}")
 
@@ -58,6 +59,7 @@ __all__ = [
     "counting_matmul",
     "pack_bits",
     "PackedBits",
+    "backtrack",
     "einsum",
     "einsum_path",
     "clear_einsum_graphs",

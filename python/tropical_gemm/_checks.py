@@ -234,3 +234,30 @@ def check_packed_product(op: str, a: Tensor, b: Tensor, k: int) -> tuple[int, in
             )
         count = b.shape[0] if a.shape[0] == 1 else a.shape[0]
     return count, a.shape[-2], b.shape[-1], words
+
+
+# --- the walk back through a chain's argmax tables ----------------------------------------------
+
+
+def check_backtrack(op: str, back: Tensor, last: Tensor) -> tuple[int, int, int]:
+    """Validates backtrack's arguments: back (T, B, S) and last (B,) or (B, 1), int32 on one device;
+    returns (T, B, S)."""
+    for name, t in (("back", back), ("last", last)):
+        if t.dtype != torch.int32:
+            raise InvalidArgumentError(
+                f"tropical.{op}: {name} must hold int32 state indices (as matmul(..., return_argmax=True) returns "
+                f"them), not {t.dtype}; convert it with .int()"
+            )
+    if back.dim() != 3:
+        raise InvalidArgumentError(
+            f"tropical.{op}: back must be 3-D, (T, B, S): the argmax tables of T steps, each B rows x S states; "
+            f"it is {back.dim()}-D {tuple(back.shape)} (stack the steps' tables with torch.stack)"
+        )
+    _check_devices(op, {"back": back, "last": last})
+    steps, rows, states = back.shape
+    if last.dim() not in (1, 2) or last.shape[0] != rows or (last.dim() == 2 and last.shape[1] != 1):
+        raise InvalidArgumentError(
+            f"tropical.{op}: last is {tuple(last.shape)} but must be ({rows},) or ({rows}, 1): the final state "
+            f"of each of back's {rows} rows (back is {tuple(back.shape)}, (T, B, S))"
+        )
+    return steps, rows, states

@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from . import _native, _nvrtc
-from ._checks import check_backward, check_pack, check_packed_product, check_product_shapes
+from ._checks import check_backtrack, check_backward, check_pack, check_packed_product, check_product_shapes
 from ._native import COL_MAJOR, HOST_OPTIONS, MATRIX, OPTIONS, PACK_A, PACK_B, ROW_MAJOR, SEMIRINGS
 
 _MAXMUL = SEMIRINGS["maxmul"]
@@ -302,3 +302,32 @@ def _prepacked_cuda(op: str, a: Tensor, b: Tensor, batched: bool, with_argmax: b
     pa, pb = _pack(op, a, -1, True), _pack(op, b, -2, True)
     return _packed_product(op, pa, pb, k, with_argmax, True, out_dtype=a.dtype)
 
+
+# --- the walk back through a chain's argmax tables ------------------------------------------------
+
+
+def _backtrack(op: str, back: Tensor, last: Tensor, cuda: bool) -> Tensor:
+    """The paths (B x (T + 1), int32) that the library walks back through back's T tables (B x S each,
+    any layout _gpu_matrix describes, T apart) from last's B final states."""
+    steps, rows, _ = check_backtrack(op, back, last)
+    path = torch.empty(rows, steps + 1, dtype=torch.int32, device=back.device)
+    if rows == 0:  # no paths to walk: no call, and no CUDA stream to ask for
+        return path
+    db, back_ = _gpu_matrix(back, True)
+    dl, last_ = _gpu_matrix(last.reshape(rows, 1), False)
+    dp = _pack_matrix(path.data_ptr(), rows, steps + 1, steps + 1, ROW_MAJOR, 0)
+    if cuda:
+        status = _native.lib.tropical_backtrack(db, steps, dl, dp, _device_options(back.device))
+    else:
+        status = _native.lib.tropical_host_backtrack(db, steps, dl, dp, _host_options())
+    if status:
+        raise _native.library_error(status, f"tropical.{op}: ")
+    return path
+
+
+def _backtrack_cpu(op: str, back: Tensor, last: Tensor) -> Tensor:
+    return _backtrack(op, back, last, False)
+
+
+def _backtrack_cuda(op: str, back: Tensor, last: Tensor) -> Tensor:
+    return _backtrack(op, back, last, True)

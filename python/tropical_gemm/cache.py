@@ -22,9 +22,9 @@ class Kernel(NamedTuple):
     """One kernel of the library's registry, in the words of ``tropical_kernel_info``."""
 
     name: str  # the entry point, e.g. "tropical_gemm_f32_maxplus"
-    group: str  # "gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits"
-    operation: str  # "gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits"
-    variant: str  # "tiled", "splitk", "batched", "small", "tiny", "dense", "scatter", "packed"
+    group: str  # "gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits", "backtrack"
+    operation: str  # "gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits", "backtrack"
+    variant: str  # "tiled", "splitk", "batched", "small", "tiny", "dense", "scatter", "packed", "walk"
     dtype: str  # "f32", "f64", "i32", "i64", "u8" (booleans)
     semiring: str  # "maxplus", "minplus", "maxmul", ..., "orand", or "any" (a kernel that takes it at launch)
 
@@ -154,7 +154,8 @@ def select_kernels(
     kernel that takes its semiring at launch, such as the backward ones, matches every semiring with a
     gradient, as the library's ``tropical_semiring_has_gradient`` says: not ``"counting"``, not
     ``"orand"``), ``groups`` (``"gemm"``, ``"gemm_argmax"``, ``"batched"``, ``"backward_a"``,
-    ``"backward_b"``, ``"pack_bits"``) and ``variants`` (``"tiled"``, ``"splitk"``, ..., ``"packed"``)."""
+    ``"backward_b"``, ``"pack_bits"``, ``"backtrack"``) and ``variants`` (``"tiled"``, ``"splitk"``, ...,
+    ``"packed"``, ``"walk"``)."""
     registry = _read_registry()
     by_name = {k.name: k for k in registry}
     if kernels is not None:

@@ -1,4 +1,5 @@
-"""The friendly layer: :func:`matmul` over the ``torch.ops.tropical`` ops, and :func:`pack_bits`."""
+"""The friendly layer: :func:`matmul` over the ``torch.ops.tropical`` ops, :func:`pack_bits` and
+:func:`backtrack`."""
 
 from __future__ import annotations
 
@@ -37,6 +38,26 @@ def pack_bits(x: Tensor, dim: int = -1) -> PackedBits:
     words = ops.pack_bits(x, dim)
     d = dim - x.dim() if dim >= 0 else dim
     return PackedBits(words, x.shape[d], d)
+
+
+def backtrack(back: Tensor, last: Tensor) -> Tensor:
+    """The best paths of a Viterbi decoder, walked back through the argmax tables of its steps.
+
+    After T chained steps ``v_{t+1}, back[t] = matmul(v_t, W, "maxplus", return_argmax=True)`` (B rows
+    of S scores; ``back[t][b, s]`` is the state at step t from which state s at step t + 1 is reached
+    best), ``back`` is those tables stacked, an int32 tensor (T, B, S), and ``last`` (B,) or (B, 1),
+    int32, each row's final state: the argmax of ``v_T`` over the states (``v_T.argmax(-1).int()``, or
+    the argmax of ``matmul(v_T, torch.zeros(S, 1), "maxplus", return_argmax=True)``, which also gives
+    the best score). Returns ``path`` (B, T + 1), int32, with ``path[b, T] = last[b]`` and
+    ``path[b, t] = back[t, b, path[b, t + 1]]``: the path of states that reaches each row's final
+    state best.
+
+    The walk runs on the tensors' device (CUDA: one thread per row, on PyTorch's current stream, so the
+    T x B x S tables never travel to the host; CPU: the library's host function). An index outside
+    [0, S) (such as the -1 of an argmax where no term beat the semiring's zero) ends a row's walk: that
+    entry and the earlier ones are -1. Tables in any layout (transposed or strided) are read as they are.
+    """
+    return ops.backtrack(back, last)
 
 
 def _packed_matmul(a: PackedBits, b, s: str, return_argmax: bool):

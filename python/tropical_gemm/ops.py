@@ -13,6 +13,7 @@ str semiring)``
 ``pack_bits(Tensor x, int dim=-1)``                                    int32 words (see below)
 ``gemm_packed(Tensor a, Tensor b, int k)``                             ``C`` (M x N, or n x M x N; bool)
 ``gemm_packed_argmax(Tensor a, Tensor b, int k)``                      ``(C, argmax)``
+``backtrack(Tensor back, Tensor last)``                                ``path`` (B x (T + 1), int32)
 =====================================================================  ==========================
 
 ``a`` is M x K and ``b`` K x N (batched: n x M x K and n x K x N, where a batch of 1 broadcasts);
@@ -26,6 +27,11 @@ the rows of a B) into int32 words, bit k % 32 of word k / 32 holding element k (
 0); the ``*_packed`` products take an A packed along -1 and a B packed along -2 (any int32 tensors
 with those bits: the bits past ``k`` are ignored), both 2-D or both 3-D (batched; a batch of 1
 broadcasts): one op for both, which keeps the ops registered at import few.
+
+``backtrack`` walks a Viterbi decoder's best paths back through the argmax tables of its T steps:
+``back`` (T x B x S, int32) and the final states ``last`` (B, or B x 1, int32) give
+``path[b, T] = last[b]``, ``path[b, t] = back[t, b, path[b, t + 1]]``; an index outside [0, S) ends a
+row's walk, with -1 there and at the earlier steps.
 
 Each op has a CUDA kernel (the library's public C ABI, on PyTorch's current stream of the tensors'
 device, with a device hint: no synchronisation, outputs from PyTorch's caching allocator), a CPU
@@ -45,9 +51,9 @@ from torch import Tensor
 from . import _autograd
 from ._checks import NAMESPACE, check_backward, check_product, unsupported_device
 from ._checks import semiring_code  # noqa: F401 (tropical_gemm.functional uses ops.semiring_code)
-from ._checks import check_pack, check_packed_product
-from ._impl import (_backward_cpu, _backward_cuda, _pack_cpu, _pack_cuda, _packed_product_cpu, _packed_product_cuda,
-                    _product_cpu, _product_cuda, _words_for)
+from ._checks import check_backtrack, check_pack, check_packed_product
+from ._impl import (_backtrack_cpu, _backtrack_cuda, _backward_cpu, _backward_cuda, _pack_cpu, _pack_cuda,
+                    _packed_product_cpu, _packed_product_cuda, _product_cpu, _product_cuda, _words_for)
 
 
 def _dispatch(op: str, cpu, cuda):
@@ -164,6 +170,15 @@ for _name, _with_argmax in (("gemm_packed", False), ("gemm_packed_argmax", True)
     _out = " -> (Tensor, Tensor)" if _with_argmax else " -> Tensor"
     _define(_name, "(Tensor a, Tensor b, int k)" + _out, *_packed_impls(_name, _with_argmax))
 
+
+def _backtrack_fake(back: Tensor, last: Tensor) -> Tensor:
+    steps, rows, _ = check_backtrack("backtrack", back, last)
+    return back.new_empty((rows, steps + 1))  # int32, as back
+
+
+_define("backtrack", "(Tensor back, Tensor last) -> Tensor", lambda back, last: _backtrack_cpu("backtrack", back, last),
+        lambda back, last: _backtrack_cuda("backtrack", back, last), _backtrack_fake)
+
 _autograd.register(_lib, _IMPLS)
 
 gemm = torch.ops.tropical.gemm
@@ -175,3 +190,4 @@ gemm_backward_b = torch.ops.tropical.gemm_backward_b
 pack_bits = torch.ops.tropical.pack_bits
 gemm_packed = torch.ops.tropical.gemm_packed
 gemm_packed_argmax = torch.ops.tropical.gemm_packed_argmax
+backtrack = torch.ops.tropical.backtrack

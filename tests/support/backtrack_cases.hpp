@@ -39,7 +39,7 @@ struct Chain {
     ChainGeometry g;
     std::int64_t back_ld, back_stride, path_ld;
     std::vector<std::int32_t> back, last, path;  // buffers in the geometry; path poisoned
-    std::vector<std::int32_t> expected;           // the path buffer as the walk must leave it
+    std::vector<std::int32_t> expected;          // the path buffer as the walk must leave it
 
     std::int32_t& back_at(std::int64_t t, std::int64_t b, std::int64_t s) {
         const bool row_major = g.back_layout == Layout::RowMajor;
