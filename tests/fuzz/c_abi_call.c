@@ -11,7 +11,8 @@ int tropical_fuzz_call_c_abi(int operation, int semiring, int dtype, const tropi
     case 0: return tropical_gemm(s, t, a, b, c, batch, options);
     case 1: return tropical_gemm_argmax(s, t, a, b, c, argmax, batch, options);
     case 2: return tropical_gemm_backward_a(s, t, c, argmax, a, b, grad, batch, options);
-    default: return tropical_gemm_backward_b(s, t, c, argmax, a, b, grad, batch, options);
+    case 3: return tropical_gemm_backward_b(s, t, c, argmax, a, b, grad, batch, options);
+    default: return tropical_backtrack(argmax, batch, a, c, options); /* the last states as a, the paths as c */
     }
 }
 

@@ -1,4 +1,6 @@
-// Product requests with random shapes, strides, layouts, pointers and enum values: validation must
+// Product, backward and backtrack requests with random shapes, strides, layouts, pointers and enum
+// values (a backtrack's tables in argmax, its last states in a, its paths in c, its steps the batch):
+// validation must
 // answer every one with a clear error or a pass, never a crash or undefined behaviour (64-bit size
 // arithmetic is where it would hide), and the C ABI must give the same verdict as a status code.
 // The pointers are never dereferenced: no driver is loaded (TROPICAL_GEMM_CUDA_DRIVER points
@@ -98,19 +100,23 @@ int request(const std::uint8_t* data, std::size_t size) {
     static const bool no_driver = ::setenv("TROPICAL_GEMM_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1) == 0;
     if (!no_driver) fail("cannot point TROPICAL_GEMM_CUDA_DRIVER nowhere");
     Reader in(data, size);
-    const int operation = in.byte() % 4;
+    const int operation = in.byte() % 5;  // gemm, gemm_argmax, backward A, backward B, backtrack
+    const bool backtrack = operation == 4;
     // Every semiring and type (OrAnd and U8 last), valid pairs and not.
     const int semiring = in.enumerator(static_cast<int>(std::size(all_semirings))),
               dtype = in.enumerator(static_cast<int>(std::size(all_dtypes)));
     const std::int64_t m = in.count(), n = in.count(), k = in.count();
-    // Every operand by its role's shape (grad is M x K for backward A, K x N for backward B).
-    tropical_matrix mats[5] = {matrix(in, m, k), matrix(in, k, n), matrix(in, m, n), matrix(in, m, n),
+    // Every operand by its role's shape (grad is M x K for backward A, K x N for backward B; a
+    // backtrack's last states M x 1 and its paths M x (K + 1), K its steps).
+    const std::int64_t k_plus_one = wrap(static_cast<std::uint64_t>(k) + 1);
+    tropical_matrix mats[5] = {backtrack ? matrix(in, m, 1) : matrix(in, m, k), matrix(in, k, n),
+                               backtrack ? matrix(in, m, k_plus_one) : matrix(in, m, n), matrix(in, m, n),
                                operation == 3 ? matrix(in, k, n) : matrix(in, m, k)};
     if (!tropical_fuzz_status_string(in.enumerator(10))) fail("a status has no name");
     const std::uint8_t present = in.byte();  // which descriptors are passed (not NULL)
     const tropical_matrix* given[5];
     for (int i = 0; i < 5; ++i) given[i] = present >> i & 1 ? &mats[i] : nullptr;
-    const std::int64_t batch = in.count();
+    const std::int64_t batch = backtrack && in.byte() % 4 ? k : in.count();  // a backtrack's steps: mostly K
     const tropical_options options{nullptr, in.byte() & 1, 0};
     const bool with_options = in.byte() & 1;
 
@@ -123,9 +129,9 @@ int request(const std::uint8_t* data, std::size_t size) {
 
     // The same request, as the C ABI builds it, straight into validation.
     detail::Request q;
-    q.operation = static_cast<detail::Operation>(operation);
-    q.semiring = static_cast<Semiring>(static_cast<std::uint8_t>(semiring));
-    q.dtype = static_cast<DType>(static_cast<std::uint8_t>(dtype));
+    q.operation = backtrack ? detail::Operation::Backtrack : static_cast<detail::Operation>(operation);
+    q.semiring = backtrack ? Semiring::MaxPlus : static_cast<Semiring>(static_cast<std::uint8_t>(semiring));
+    q.dtype = backtrack ? DType::I32 : static_cast<DType>(static_cast<std::uint8_t>(dtype));
     q.a = operand_of(given[0]), q.b = operand_of(given[1]), q.c = operand_of(given[2]);
     q.argmax = operand_of(given[3]), q.grad = operand_of(given[4]);
     q.batch = batch;
@@ -151,9 +157,10 @@ int request(const std::uint8_t* data, std::size_t size) {
                                             : "00111",
                               semiring == 2 ? "10111"
                               : bottleneck  ? "11111"
-                                            : "00111"};
-    bool comparable = semiring >= 0 && semiring < static_cast<int>(std::size(all_semirings)) && dtype >= 0 &&
-                      dtype < static_cast<int>(std::size(all_dtypes));
+                                            : "00111",
+                              "10110"};
+    bool comparable = backtrack || (semiring >= 0 && semiring < static_cast<int>(std::size(all_semirings)) &&
+                                    dtype >= 0 && dtype < static_cast<int>(std::size(all_dtypes)));
     for (int i = 0; i < 5; ++i) {
         if (required[operation][i] == '1' && !given[i]) comparable = false;
         if (given[i] && given[i]->layout != TROPICAL_ROW_MAJOR && given[i]->layout != TROPICAL_COL_MAJOR)
@@ -168,8 +175,11 @@ int request(const std::uint8_t* data, std::size_t size) {
     if (expected >= 0 && status != expected) fail("the C ABI and validate disagree about an invalid request");
     if (expected < 0 && status != TROPICAL_SUCCESS && status != TROPICAL_NO_DRIVER)
         fail("a valid request failed for another reason than the missing driver");
-    if (expected < 0 && status == TROPICAL_SUCCESS && shape.m != 0 && shape.n != 0 && shape.k != 0 && batch != 0)
+    if (!backtrack && expected < 0 && status == TROPICAL_SUCCESS && shape.m != 0 && shape.n != 0 && shape.k != 0 &&
+        batch != 0)
         fail("a non-empty product succeeded without a driver");
+    if (backtrack && expected < 0 && status == TROPICAL_SUCCESS && shape.m != 0)
+        fail("a backtrack with rows succeeded without a driver");
     return 0;
 }
 
