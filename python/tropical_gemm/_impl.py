@@ -250,10 +250,9 @@ def _pack(op: str, x: Tensor, dim: int, cuda: bool) -> Tensor:
     dw = _word_matrix(words, batched)
     count = x.shape[0] if batched else 1
     as_ = PACK_A if d == -1 else PACK_B
-    if cuda:
-        status = _native.lib.tropical_pack_bits(dx, as_, dw, count, _device_options(x.device))
-    else:
-        status = _native.lib.tropical_host_pack_bits(dx, as_, dw, count, _host_options())
+    fn, options = ((_native.lib.tropical_pack_bits, _device_options(x.device)) if cuda else
+                   (_native.lib.tropical_host_pack_bits, _host_options()))
+    status = fn(dx, as_, dw, count, options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     return words
@@ -316,10 +315,9 @@ def _backtrack(op: str, back: Tensor, last: Tensor, cuda: bool) -> Tensor:
     db, back_ = _gpu_matrix(back, True)
     dl, last_ = _gpu_matrix(last.reshape(rows, 1), False)
     dp = _pack_matrix(path.data_ptr(), rows, steps + 1, steps + 1, ROW_MAJOR, 0)
-    if cuda:
-        status = _native.lib.tropical_backtrack(db, steps, dl, dp, _device_options(back.device))
-    else:
-        status = _native.lib.tropical_host_backtrack(db, steps, dl, dp, _host_options())
+    fn, options = ((_native.lib.tropical_backtrack, _device_options(back.device)) if cuda else
+                   (_native.lib.tropical_host_backtrack, _host_options()))
+    status = fn(db, steps, dl, dp, options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     return path

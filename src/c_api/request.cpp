@@ -127,15 +127,8 @@ Request backtrack_request_from_c(const tropical_matrix* back, std::int64_t steps
     if (!back) throw InvalidArgument("the matrix descriptor back is NULL");
     if (!last) throw InvalidArgument("the matrix descriptor last is NULL");
     if (!path) throw InvalidArgument("the matrix descriptor path is NULL");
-    Request q;
-    q.operation = Operation::Backtrack;
-    q.dtype = DType::I32;
-    q.argmax = operand(back, "back");
-    q.a = operand(last, "last");
-    q.c = operand(path, "path");
-    q.batch = steps;
-    q.options = options_from_c(options);
-    return q;
+    return backtrack_request(operand(back, "back"), steps, operand(last, "last"), operand(path, "path"),
+                             options_from_c(options));
 }
 
 }  // namespace tropical::detail

@@ -91,13 +91,9 @@ void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std:
 
 void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
                const Options& options) {
-    tropical::detail::Request q;
-    q.operation = tropical::detail::Operation::Backtrack;
-    q.dtype = DType::I32;
-    q.argmax = back, q.a = last, q.c = path;
-    q.batch = steps;
-    q.options.accumulate = options.accumulate;
-    cpu::run(q, options.threads);
+    GemmOptions host_options;
+    host_options.accumulate = options.accumulate;
+    cpu::run(tropical::detail::backtrack_request(back, steps, last, path, host_options), options.threads);
 }
 
 void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c, const OperandRef& argmax,

@@ -43,6 +43,10 @@ struct Request {
 Request counting_request(DType dtype, const CountingOperands& a, const CountingOperands& b, const CountingOperands& c,
                          std::int64_t batch, bool accumulate, const GemmOptions& options = {});
 
+// A backtrack's request (device or host): the paths walked back from last through `steps` tables.
+Request backtrack_request(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
+                          const GemmOptions& options = {});
+
 // Validates, plans and launches; throws the tropical::Error that says what went wrong.
 void run(const Request& request);
 

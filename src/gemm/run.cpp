@@ -118,13 +118,18 @@ void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std:
 
 void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
                const GemmOptions& options) {
+    run(backtrack_request(back, steps, last, path, options));
+}
+
+Request backtrack_request(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
+                          const GemmOptions& options) {
     Request q;
     q.operation = Operation::Backtrack;
     q.dtype = DType::I32;
     q.argmax = back, q.a = last, q.c = path;
     q.batch = steps;
     q.options = options;
-    run(q);
+    return q;
 }
 
 void counting_product(DType dtype, const CountingOperands& a, const CountingOperands& b, const CountingOperands& c,
