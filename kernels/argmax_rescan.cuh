@@ -4,29 +4,6 @@
 
 namespace tg {
 
-// N consecutive elements of an operand along k, `stride` apart, of which the first `remaining` exist
-// (the rest read as the zero): 128-bit loads where they are contiguous and aligned, else a pointer
-// walk, and bounds checks only where the run is cut short.
-template <class R, int N, class T>
-__device__ __forceinline__ void load_run(T (&v)[N], const T* ptr, long long stride, long long remaining) {
-    constexpr int VEC = 16 / sizeof(T);
-    static_assert(N % VEC == 0, "a run is whole 128-bit pieces");
-    if (remaining >= N && stride == 1 && reinterpret_cast<unsigned long long>(ptr) % 16 == 0) {
-#pragma unroll
-        for (int g = 0; g < N / VEC; ++g) {
-            const Vec16<T> w = reinterpret_cast<const Vec16<T>*>(ptr)[g];
-#pragma unroll
-            for (int e = 0; e < VEC; ++e) v[g * VEC + e] = w.v[e];
-        }
-    } else if (remaining >= N) {
-#pragma unroll
-        for (int t = 0; t < N; ++t, ptr += stride) v[t] = *ptr;
-    } else {
-#pragma unroll
-        for (int t = 0; t < N; ++t) v[t] = t < remaining ? ptr[t * stride] : R::zero();
-    }
-}
-
 // Bits equal, or both NaN: the term that gave an accumulator its value.
 template <class T>
 __device__ __forceinline__ bool same_term(T term, T acc) {
@@ -34,12 +11,11 @@ __device__ __forceinline__ bool same_term(T term, T acc) {
     else return bits(term) == bits(acc) || (term != term && acc != acc);
 }
 
-// The argmax rescans: the block's (result bits, slice) pairs lie in shared memory (`table`); each
-// result looks in its recorded slice of BK terms for the first k whose term equals it, from global
-// memory, and stores that k (-1 where no slice changed the result). Threads take consecutive
-// columns, so that the loads of B and the stores of argmax coalesce where they can.
-//
-// rescan_each (the Tiled kernels, slices of 16): all 2 * BK loads of a result in flight at once.
+// rescan_each (the Tiled kernels, slices of 16): the block's (result bits, slice) pairs lie in shared
+// memory (`table`); each result looks in its recorded slice of BK terms for the first k whose term
+// equals it, from global memory, and stores that k (-1 where no slice changed the result). Threads take consecutive
+// columns, so that the loads of B and the stores of argmax coalesce where they can. All 2 * BK
+// loads of a result are in flight at once.
 template <class R, class T, int BM, int BN, int BK, int THREADS, class Table>
 __device__ __forceinline__ void rescan_each(const TgGemmParams& p, long long b, long long m0, long long n0, long long K,
                                             const Table* table) {
@@ -72,34 +48,35 @@ __device__ __forceinline__ void rescan_each(const TgGemmParams& p, long long b, 
     }
 }
 
-// rescan_runs (the Batched argmax kernels, slices of 8 for a short K, where the rescan is a large
-// share of the work): each operand's run of the slice with 128-bit loads where it is contiguous
-// along k, else a pointer walk, and bounds checks only in the last slice. On the H200 this was 10 to
-// 23% faster there than rescan_each, and up to 17% slower in the Tiled kernels (bench/NOTES.md).
-template <class R, class T, int BM, int BN, int BK, int THREADS, class Table>
-__device__ __forceinline__ void rescan_runs(const TgGemmParams& p, long long b, long long m0, long long n0, long long K,
-                                            const Table* table) {
-    const long long M = p.m, N = p.n;
-#pragma unroll 1
-    for (int o = threadIdx.x; o < BM * BN; o += THREADS) {
-        const long long row = m0 + o / BN, col = n0 + o % BN;
-        if (row >= M || col >= N) continue;
-        const int2 entry = reinterpret_cast<const int2*>(table)[o];
-        int found = -1;
-        if (entry.y >= 0) {
-            const long long k0 = static_cast<long long>(entry.y) * BK, inside = K - k0;
-            T ta[BK], tb[BK];
-            load_run<R>(ta, element<const T>(p.a, b, row, k0), p.a.col_stride, inside);
-            load_run<R>(tb, element<const T>(p.b, b, k0, col), p.b.row_stride, inside);
-            const T value = from_bits(entry.x, T());
+// rescan_panel (the Batched argmax kernels, slices of 8 for a short K): the block keeps the slices of
+// a chunk of K resident in shared memory (the panel, kTgPanelSlices slices at most; see gemm's PANEL),
+// so that at the end of each chunk a thread rescans its own results whose recorded slice lies in it,
+// from registers and the panel, without a table, a barrier or a global load. A k found is recorded
+// as -2 - k, which tells it apart from the slices (>= 0) that later chunks record, and from -1.
+// Unlike the global rescans it needs no bound on k: padding beyond K (pad (x) pad) never beats an
+// accumulator, so the recorded slice's first term equal to the result is always one inside K.
+template <class R, class T, int TM, int TN, int GROUP_M, int GROUP_N, int BK, int LDA, int LDB, int SLICE>
+__device__ __forceinline__ void rescan_panel(const T (&acc)[TM][TN], int (&arg)[TM][TN], const T* panel, int row0,
+                                             int col0) {
+    constexpr int VEC = 16 / sizeof(T);
 #pragma unroll
-            for (int t = BK - 1; t >= 0; --t) {
-                const T term = R::times(R::stage(ta[t]), R::stage(tb[t]));
-                if (t < inside && same_term(term, value)) found = static_cast<int>(k0 + t);
-            }
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const int s = arg[i][j];
+            if (s < 0) continue;
+            const T* const slice = panel + (s % kTgPanelSlices) * SLICE;
+            const T* const pa = slice + (i / VEC) * GROUP_M + row0 + i % VEC;
+            const T* const pb = slice + BK * LDA + (j / VEC) * GROUP_N + col0 + j % VEC;
+            int found = -1;
+#pragma unroll
+            for (int t = BK - 1; t >= 0; --t)
+                if (same_term(R::times(pa[t * LDA], pb[t * LDB]), acc[i][j])) found = t;
+            arg[i][j] = found < 0 ? -1 : -2 - (s * BK + found);
         }
-        *element<int>(p.argmax, b, row, col) = found;
-    }
 }
+
+// The argmax a result's arg stands for once rescan_panel has run: -2 - k for k, -1 for none.
+__device__ __forceinline__ int panel_argmax(int arg) { return arg <= -2 ? -2 - arg : -1; }
 
 }  // namespace tg

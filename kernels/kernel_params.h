@@ -65,6 +65,22 @@ struct TgBacktrackParams {
 // kernels/backward.cuh): its K rows of them must fit in the shared memory the host gives the launch.
 constexpr int kTgBackwardBSlabBytes = 32;
 
+// The Batched argmax kernels (kernels/main_loop.cuh, PANEL) keep up to kTgPanelSlices consecutive
+// slices of both operands resident in dynamic shared memory, so that each result's recorded slice is
+// rescanned from there. A slice of the panel is bk rows of A's tile (bm elements each) and bk rows of
+// B's (bn each), every row padded by 16 bytes as the staging pads it, then 16 bytes more so that
+// consecutive slices begin in different banks. The host gives a launch min(slices of K, kTgPanelSlices)
+// of them (at least one).
+constexpr int kTgPanelSlices = 16;
+#ifdef __CUDACC_RTC__
+__host__ __device__  // NVRTC compiles no unannotated (host) functions
+#endif
+    constexpr long long
+    tg_panel_slice_elements(int bm, int bn, int bk, int element_bytes) {
+    return static_cast<long long>(bk) * (bm + 16 / element_bytes) +
+           static_cast<long long>(bk) * (bn + 16 / element_bytes) + 16 / element_bytes;
+}
+
 // The counting semiring's products (kernels/counting.cuh): `values` is a product's block, its a, b
 // and c the value matrices (argmax unused, k_splits 1), and the counts (double) lie in their own
 // matrices with their own strides. A struct of its own rather than three more operands in

@@ -78,7 +78,23 @@ __device__ __forceinline__ void k_step_slice(T (&sacc)[TM][TN], const T* a_row, 
         for (int j = 0; j < TN; ++j) sacc[i][j] = FIRST ? R::times(fa[i], fb[j]) : R::mac(fa[i], fb[j], sacc[i][j]);
 }
 
-template <class Cfg, class S, class T, bool ARGMAX, bool SPLIT = false, bool RUNS = false>
+#ifndef TG_DYNAMIC_SHARED
+#define TG_DYNAMIC_SHARED extern __shared__  // tests/support/device_emulation.hpp spells it for the host
+#endif
+
+// The Batched argmax kernels' panel: the dynamic shared memory their launch gives them (declared
+// only where a kernel takes it).
+template <bool PANEL, class T>
+__device__ __forceinline__ T* panel_memory() {
+    if constexpr (PANEL) {
+        TG_DYNAMIC_SHARED Vec16<T> panel_smem[];
+        return panel_smem[0].v;
+    } else {
+        return nullptr;
+    }
+}
+
+template <class Cfg, class S, class T, bool ARGMAX, bool SPLIT = false, bool BATCHED = false>
 __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     using R = Ring<S, T>;
     constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, SK = Cfg::sk, TM = Cfg::tm, TN = Cfg::tn;
@@ -101,7 +117,13 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     // term). The epilogue rescans that slice's BK terms from global memory for the first k whose
     // term equals the result.
     constexpr bool TRACK = ARGMAX && sizeof(T) == 4;
-    // RUNS: the rescan that loads whole runs (rescan_runs), for the Batched argmax kernels.
+    // PANEL, the Batched argmax kernels (a short K, where a rescan from global memory cost as much as
+    // the main loop): slice s is staged at position s % kTgPanelSlices of a panel in dynamic shared
+    // memory instead of a double buffer, so that a chunk of kTgPanelSlices slices stays resident
+    // until its end, where each thread rescans its own results from it (rescan_panel) before the
+    // next chunk's first slice overwrites it.
+    constexpr bool PANEL = TRACK && BATCHED;
+    static_assert(!PANEL || STAGES == 1, "the panel's chunk ends stash a whole slice at once");
     // f64 has no one-instruction NaN-propagating max: the exact compare-select costs 5 instructions
     // per term (two compares). A slice none of whose inputs can make a NaN term (the barrier ORs
     // each thread's verdict on what it staged) takes a 4-instruction compare-select instead, whose
@@ -109,13 +131,18 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     constexpr bool GUARD = !ARGMAX && sizeof(T) == 8 && !IsInt<T>::value;
 
     // The two double-buffered tiles; with TRACK, after the main loop, the block's (result bits,
-    // slice) pairs for the rescan, in A's memory (made large enough for them).
-    constexpr int A_VECS = 2 * BK * LDA / VEC, B_VECS = 2 * BK * LDB / VEC;
-    constexpr int RESCAN_VECS = TRACK ? BM * BN * 8 / 16 : 0;
+    // slice) pairs for the rescan, in A's memory (made large enough for them). With PANEL, the
+    // panel's slices instead (A's rows, then B's: kernel_params.h's tg_panel_slice_elements).
+    constexpr int A_VECS = PANEL ? 1 : 2 * BK * LDA / VEC, B_VECS = PANEL ? 1 : 2 * BK * LDB / VEC;
+    constexpr int RESCAN_VECS = TRACK && !PANEL ? BM * BN * 8 / 16 : 0;
     __shared__ Vec16<T> smem[A_VECS > RESCAN_VECS ? A_VECS : RESCAN_VECS];
     __shared__ Vec16<T> smem_b[B_VECS];
-    T* const tile_a = smem[0].v;
-    T* const tile_b = smem_b[0].v;
+    constexpr long long SLICE = tg_panel_slice_elements(BM, BN, BK, sizeof(T));
+    static_assert(SLICE == BK * LDA + BK * LDB + VEC && SLICE % VEC == 0, "the panel's layout is the host's");
+    T* const panel = panel_memory<PANEL, T>();
+    // Slice position `pos`'s rows of A and of B: a buffer (0 or 1), or a place in the panel.
+    auto a_at = [&](int pos) { return PANEL ? panel + pos * SLICE : smem[0].v + pos * BK * LDA; };
+    auto b_at = [&](int pos) { return PANEL ? panel + pos * SLICE + BK * LDA : smem_b[0].v + pos * BK * LDB; };
 
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
     const long long M = p.m, N = p.n;
@@ -141,7 +168,11 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
         const bool b_k_along = StageB::k_along(p.b.col_stride, p.b.row_stride);
         const bool a_vec = StageA::vec_ok(a_batch, p.a.row_stride, p.a.col_stride);
         const bool b_vec = StageB::vec_ok(b_batch, p.b.col_stride, p.b.row_stride);
-        const bool c_vec = !ARGMAX && p.c.col_stride == 1 && p.c.row_stride % VEC == 0 &&
+        // (PANEL: the argmax too comes from registers, so both go as vectors where both can.)
+        int* const argmax_batch = PANEL ? element<int>(p.argmax, b, 0, 0) : nullptr;
+        const bool c_vec = (!ARGMAX || (PANEL && VEC == 4 && p.argmax.col_stride == 1 && p.argmax.row_stride % 4 == 0 &&
+                                        reinterpret_cast<unsigned long long>(argmax_batch) % 16 == 0)) &&
+                           p.c.col_stride == 1 && p.c.row_stride % VEC == 0 &&
                            reinterpret_cast<unsigned long long>(c_batch) % 16 == 0;
         for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y) {
             for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) {
@@ -181,8 +212,8 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
 #pragma unroll
                             for (int e = 0; e < VEC; ++e) unsafe = unsafe || R::unsafe(rb[r].v[e]);
                     }
-                    sa.template stash<R, STAGE>(tile_a + (buf * BK + h * SK) * LDA, ra, a_k_along);
-                    sb.template stash<R, STAGE>(tile_b + (buf * BK + h * SK) * LDB, rb, b_k_along);
+                    sa.template stash<R, STAGE>(a_at(buf) + h * SK * LDA, ra, a_k_along);
+                    sb.template stash<R, STAGE>(b_at(buf) + h * SK * LDB, rb, b_k_along);
                     sa.next_stage(p.a.col_stride);
                     sb.next_stage(p.b.row_stride);
                 };
@@ -202,10 +233,15 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                 // through registers into the other buffer, which everyone finished reading before
                 // the previous barrier. Past the last slice the fetch reads nothing and the stash
                 // is never read.
+                // With PANEL, slice s is read from position s % kTgPanelSlices and slice s+1 goes to
+                // the next position, except at the end of a chunk: there it waits in registers until
+                // the chunk's rescan is done.
                 for (long long s = 0; s < slices; ++s) {
-                    const int buf = static_cast<int>(s & 1);
-                    const T* const a_buf = tile_a + buf * BK * LDA + ty * VEC;
-                    const T* const b_buf = tile_b + buf * BK * LDB + tx * VEC;
+                    const int buf = static_cast<int>(PANEL ? s % kTgPanelSlices : s & 1);
+                    const int next = PANEL ? (buf + 1) % kTgPanelSlices : buf ^ 1;
+                    const bool chunk_end = PANEL && next == 0;
+                    const T* const a_buf = a_at(buf) + ty * VEC;
+                    const T* const b_buf = b_at(buf) + tx * VEC;
                     const int k0 = static_cast<int>(s * BK);  // argmax is int32: K < 2^31 there
 #pragma unroll
                     for (int h = 0; h < STAGES; ++h) {
@@ -232,7 +268,8 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                                 }
                             }
                         }
-                        stash(buf ^ 1, h);
+                        // (Past the last slice the panel has no position to stash to.)
+                        if (!chunk_end && (!PANEL || s + 1 < slices)) stash(next, h);
                     }
                     if constexpr (TRACK) {
 #pragma unroll
@@ -243,6 +280,14 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                                 if (bits(n) != bits(acc[i][j])) arg[i][j] = static_cast<int>(s);
                                 acc[i][j] = n;
                             }
+                    }
+                    if constexpr (PANEL) {
+                        if (chunk_end) {
+                            rescan_panel<R, T, TM, TN, GROUP_M, GROUP_N, BK, LDA, LDB, SLICE>(acc, arg, panel, ty * VEC,
+                                                                                              tx * VEC);
+                            __syncthreads();
+                            stash(0, 0);
+                        }
                     }
                     if constexpr (GUARD) {
                         exact = __syncthreads_or(unsafe);
@@ -258,7 +303,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     // 32 consecutive elements of a row of C: 4 sectors per instruction, not 16.
                     constexpr int ROWS = A_VECS * VEC >= 32 * BN ? 32 : 16;
                     static_assert(ROWS * BN <= A_VECS * VEC && BM % ROWS == 0, "split-K staging");
-                    T* const staged = tile_a;
+                    T* const staged = smem[0].v;
 #pragma unroll 1
                     for (int r0 = 0; r0 < BM; r0 += ROWS) {
 #pragma unroll
@@ -285,8 +330,12 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     continue;
                 }
 
-                // Epilogue: 128-bit stores where C is row-major and aligned, else one by one;
-                // bounds-checked.
+                // The last chunk's rescan (a no-op where the loop ended on a chunk's end).
+                if constexpr (PANEL)
+                    rescan_panel<R, T, TM, TN, GROUP_M, GROUP_N, BK, LDA, LDB, SLICE>(acc, arg, panel, ty * VEC,
+                                                                                      tx * VEC);
+                    // Epilogue: 128-bit stores where C is row-major and aligned, else one by one;
+                    // bounds-checked.
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const long long row = m0 + (i / VEC) * GROUP_M + ty * VEC + i % VEC;
@@ -308,6 +357,12 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                                 for (int e = 0; e < VEC; ++e) v.v[e] = R::plus(old.v[e] + T(0), v.v[e]);
                             }
                             *c = v;
+                            if constexpr (PANEL) {
+                                Vec16<int> w;
+#pragma unroll
+                                for (int e = 0; e < VEC; ++e) w.v[e] = panel_argmax(arg[i][g * VEC + e]);
+                                *reinterpret_cast<Vec16<int>*>(argmax_batch + row * p.argmax.row_stride + col0) = w;
+                            }
                             continue;
                         }
 #pragma unroll
@@ -316,7 +371,9 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                             if (col >= N) continue;
                             T* const c = element<T>(p.c, b, row, col);
                             T w = v.v[e];
-                            if constexpr (TRACK) {
+                            if constexpr (PANEL) {
+                                *element<int>(p.argmax, b, row, col) = panel_argmax(arg[i][g * VEC + e]);
+                            } else if constexpr (TRACK) {
                                 const int local = static_cast<int>((row - m0) * BN + (col - n0));
                                 reinterpret_cast<int2*>(smem)[local] =
                                     make_int2(bits(acc[i][g * VEC + e]), arg[i][g * VEC + e]);
@@ -329,12 +386,11 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                         }
                     }
                 }
-                if constexpr (TRACK) {
+                if constexpr (TRACK && !PANEL) {
                     // The rescan: each result whose last changing slice is known looks for the
                     // first k of that slice whose term equals it.
                     __syncthreads();
-                    if constexpr (RUNS) rescan_runs<R, T, BM, BN, BK, THREADS>(p, b, m0, n0, K, smem);
-                    else rescan_each<R, T, BM, BN, BK, THREADS>(p, b, m0, n0, K, smem);
+                    rescan_each<R, T, BM, BN, BK, THREADS>(p, b, m0, n0, K, smem);
                 }
                 // Before the next tile's prologue writes the shared memory the rescan read.
                 if constexpr (TRACK) __syncthreads();

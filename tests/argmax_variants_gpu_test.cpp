@@ -83,20 +83,23 @@ TYPED_TEST(ArgmaxVariantsGpu, SplitKProducts) {
 }
 
 // Many products with a short K: the Batched argmax kernel (32-bit types), with K not a multiple of
-// its slice, and ties everywhere so that the rescan must find the first k of a slice.
+// its slice, K over one and more chunks of its panel (16 slices of 8: a chunk ending on the last
+// slice, a last chunk of one short slice), and ties so that the rescan must find the first k of a
+// slice.
 TYPED_TEST(ArgmaxVariantsGpu, BatchedShortK) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     const std::int64_t count = 2 * CudaContext::for_device(0).multiprocessor_count();
-    const std::vector<Shape> shapes = {{64, 64, 61}, {60, 64, 128}};  // tiles 3/4 full or more
+    // Tiles 3/4 full or more.
+    const std::vector<Shape> shapes = {{64, 64, 61}, {60, 64, 128}, {64, 50, 256}, {50, 64, 129}};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         ASSERT_EQ((planned_variant<S, T>(shapes[i], count)), kShortKBatchedVariant<T>) << describe(shapes[i]);
         Geometries g = with_count(layout_combination(static_cast<int>(i) * 5 + 1, case_index<TypeParam>()), count);
         g.a.gap = 3;
         g.c.gap = 1;
-        check_gemm_argmax<S, T>(rng, shapes[i], g, i ? Values::Ties : Values::Typical, {.batched_api = true});
+        check_gemm_argmax<S, T>(rng, shapes[i], g, i % 2 ? Values::Ties : Values::Typical, {.batched_api = true});
     }
 }
 

@@ -255,7 +255,7 @@ TEST(CountingPlan, ChoosesTiledBatchedOrSmallNeverSplitK) {
         for (const auto& c : cases) {
             q.dtype = t;
             q.batch = c.batch;
-            const detail::Choice choice = detail::choose_kernel(q, c.shape, 132);
+            const detail::Choice choice = detail::choose_kernel(q, c.shape, {132, 0});
             EXPECT_EQ(choice.kernel->variant, c.expected) << c.shape.m << "x" << c.shape.n << "x" << c.shape.k;
             EXPECT_EQ(choice.k_splits, 1);
             EXPECT_EQ(choice.kernel->semiring, Semiring::Counting);

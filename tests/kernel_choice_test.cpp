@@ -15,7 +15,8 @@ using namespace tropical::detail;
 
 namespace {
 
-constexpr std::int64_t kH200 = 132;  // multiprocessors
+constexpr std::int64_t kH200 = 132;          // multiprocessors
+constexpr std::size_t kH200Shared = 232448;  // shared memory per block, opted in
 
 struct Product {
     std::int64_t m, n, k, batch = 1;
@@ -41,7 +42,7 @@ Request request_of(const Product& p, Operation operation = Operation::Gemm) {
 }
 
 Choice choose(const Product& p, std::int64_t multiprocessors = kH200, Operation operation = Operation::Gemm) {
-    return choose_kernel(request_of(p, operation), Shape{p.m, p.n, p.k}, multiprocessors);
+    return choose_kernel(request_of(p, operation), Shape{p.m, p.n, p.k}, {multiprocessors, kH200Shared});
 }
 
 std::string name_of(const Choice& c) { return std::string(c.kernel->name); }
@@ -123,6 +124,23 @@ TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
     EXPECT_EQ(name_of(choose({256, 256, 256}, 16, Operation::GemmArgmax)), "tropical_batched_argmax_f32_maxplus");
 }
 
+// The Batched argmax kernel keeps up to 16 slices of 8 k of both 64 x 64 tiles resident (rows padded
+// by 4 elements, each slice by 4 more: 1092 elements), as much as the launch's K needs; a device
+// whose blocks cannot hold that panel takes the Tiled argmax kernel instead.
+TEST(KernelChoice, BatchedArgmaxPanelSizesItsLaunchAndNeedsTheRoom) {
+    const auto launch = [](const Product& p, std::size_t shared) {
+        const LaunchPlan plan_ = plan(request_of(p, Operation::GemmArgmax), Shape{p.m, p.n, p.k}, {kH200, shared});
+        return name_of(plan_.choice) + " " + std::to_string(plan_.shared_bytes);
+    };
+    EXPECT_EQ(launch({64, 64, 64, 16384}, kH200Shared), "tropical_batched_argmax_f32_maxplus 34944");
+    EXPECT_EQ(launch({128, 128, 128, 4096}, kH200Shared), "tropical_batched_argmax_f32_maxplus 69888");
+    EXPECT_EQ(launch({128, 128, 130, 4096, DType::I32}, kH200Shared), "tropical_batched_argmax_i32_maxplus 69888");
+    EXPECT_EQ(launch({256, 256, 256, 1024}, kH200Shared), "tropical_batched_argmax_f32_maxplus 69888");
+    EXPECT_EQ(launch({128, 128, 3, 4096}, kH200Shared), "tropical_batched_argmax_f32_maxplus 4368");
+    EXPECT_EQ(launch({128, 128, 128, 4096}, 65536), "tropical_gemm_argmax_f32_maxplus 0");
+    EXPECT_EQ(launch({128, 128, 64, 4096}, 65536), "tropical_batched_argmax_f32_maxplus 34944");
+}
+
 TEST(KernelChoice, SmallProductsTakeTheSmallKernels) {
     EXPECT_EQ(name_of(choose({64, 64, 64})), "tropical_small_f32_maxplus");
     EXPECT_EQ(name_of(choose({64, 64, 64, 4096})), "tropical_batched_f32_maxplus");
@@ -202,14 +220,14 @@ TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
     Request padded = request_of(p);
     padded.a.ld = 20;
     padded.a.batch_stride = 16 * 20;
-    EXPECT_EQ(choose_kernel(padded, s, kH200).kernel->variant, KernelVariant::Tiny);
+    EXPECT_EQ(choose_kernel(padded, s, {kH200, kH200Shared}).kernel->variant, KernelVariant::Tiny);
     Request column_major_b = request_of(p);
     column_major_b.b.layout = Layout::ColMajor;
-    EXPECT_EQ(choose_kernel(column_major_b, s, kH200).kernel->variant, KernelVariant::Tiny);
+    EXPECT_EQ(choose_kernel(column_major_b, s, {kH200, kH200Shared}).kernel->variant, KernelVariant::Tiny);
     Request offset = request_of(p);
     alignas(16) static const float storage[8] = {};
     offset.b.data = storage + 1;  // 4 bytes past an aligned start
-    EXPECT_NE(choose_kernel(offset, s, kH200).kernel->variant, KernelVariant::Dense);
+    EXPECT_NE(choose_kernel(offset, s, {kH200, kH200Shared}).kernel->variant, KernelVariant::Dense);
     // One wave of resident blocks, as the Tiny kernels.
     const int per_sm =
         row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Dense, DType::F32, Semiring::MaxPlus)).min_blocks;
@@ -233,7 +251,7 @@ TEST(KernelChoice, OrAndByOperandFormat) {
             r.dtype = DType::U8, r.semiring = Semiring::OrAnd;
             r.packed_k = p.k;
             r.batch = p.batch;
-            EXPECT_EQ(name_of(choose_kernel(r, Shape{p.m, p.n, p.k}, kH200)),
+            EXPECT_EQ(name_of(choose_kernel(r, Shape{p.m, p.n, p.k}, {kH200, kH200Shared})),
                       argmax ? "tropical_packed_argmax_u8_orand" : "tropical_packed_u8_orand");
         }
     }

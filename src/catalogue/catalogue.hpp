@@ -44,8 +44,12 @@ constexpr int k_groups(const CatalogueRow& row) {
 // The row of a registry kernel.
 const CatalogueRow& row_of(const KernelInfo& kernel);
 
-// Whether a kernel's block takes dynamic shared memory (as much as the launch gives; the Scatter
-// kernels), so that its loader opts it in to the device's limit.
-inline bool takes_dynamic_shared_memory(const KernelInfo& kernel) { return kernel.variant == KernelVariant::Scatter; }
+// Whether a kernel's block takes dynamic shared memory (as much as the launch gives: the Scatter
+// kernels, and the Batched argmax ones for their panel), so that its loader opts it in to the
+// device's limit.
+inline bool takes_dynamic_shared_memory(const KernelInfo& kernel) {
+    return kernel.variant == KernelVariant::Scatter ||
+           (kernel.variant == KernelVariant::Batched && kernel.operation == KernelOperation::GemmArgmax);
+}
 
 }  // namespace tropical::detail

@@ -9,6 +9,14 @@
 #include "catalogue/catalogue.hpp"
 
 namespace tropical::detail {
+
+std::size_t batched_argmax_panel_bytes(const CatalogueRow& row, std::int64_t k) {
+    const TileShape& t = row.tile;
+    const int element = static_cast<int>(size_of(row.dtype));
+    const std::int64_t slices = std::clamp<std::int64_t>((k + t.bk - 1) / t.bk, 1, kTgPanelSlices);
+    return static_cast<std::size_t>(slices * tg_panel_slice_elements(t.bm, t.bn, t.bk, element) * element);
+}
+
 namespace {
 
 constexpr std::int64_t kMaxGridY = 65535;
@@ -131,8 +139,9 @@ std::int64_t blocks_of(const KernelInfo* kernel, const Request& q, const Shape& 
 
 // Products with argmax by the same rule, over the argmax rows: a shape that fills at least one 64 x 64
 // tile per multiprocessor takes the Tiled argmax kernel, or, where K is short (below
-// kShortArgmaxK), its Batched twin with half the slice (its rescan of one slice per result is then a
-// large share of the work, and it halves it); a smaller shape takes the Small argmax kernel, which
+// kShortArgmaxK), its Batched twin with half the slice, which rescans each result's slice from the
+// operands it keeps resident in shared memory (a rescan from global memory is then a large share of
+// the work), where the device gives a block that panel (batched_argmax_panel_bytes); a smaller shape takes the Small argmax kernel, which
 // gives it 4 times the blocks, or the Tiny one where small_or_tiny says; and where even the Small
 // kernel leaves multiprocessors idle and K is at least two of its slices (a step of a Viterbi chain,
 // (64 x 256) x (256 x 256)), the SplitK argmax kernel, whose 16 x 16 tiles give 4 times the blocks
@@ -141,12 +150,15 @@ std::int64_t blocks_of(const KernelInfo* kernel, const Request& q, const Shape& 
 // through storage beside C and argmax, which a call does not allocate.
 constexpr std::int64_t kShortArgmaxK = 1024;
 
-Choice choose_argmax(const Request& q, const Shape& s, std::int64_t multiprocessors) {
+Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& device) {
+    const std::int64_t multiprocessors = device.multiprocessors;
     const KernelInfo* tiled =
         required(argmax_kernel(KernelVariant::Tiled, q), KernelOperation::GemmArgmax, KernelVariant::Tiled, q);
     if (filled_tiles(tiled, q, s) >= multiprocessors) {
         const KernelInfo* batched = argmax_kernel(KernelVariant::Batched, q);
-        return {batched && s.k < kShortArgmaxK ? batched : tiled};
+        const bool fits =
+            batched && batched_argmax_panel_bytes(row_of(*batched), s.k) <= device.shared_memory_per_block;
+        return {fits && s.k < kShortArgmaxK ? batched : tiled};
     }
     const KernelInfo* small_kernel = argmax_kernel(KernelVariant::Small, q);
     const KernelInfo* split = argmax_kernel(KernelVariant::SplitK, q);
@@ -173,6 +185,8 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s, const DeviceL
     params.accumulate = q.options.accumulate ? 1 : 0;
     params.k_splits = static_cast<int>(p.choice.k_splits);
     if (p.choice.k_splits > 1) p.fill = LaunchPlan::Fill::ResultWithZero;
+    if (row.operation == KernelOperation::GemmArgmax && row.variant == KernelVariant::Batched)
+        p.shared_bytes = static_cast<unsigned>(batched_argmax_panel_bytes(row, s.k));
     // Kernels loop over M-tiles, N-tiles and batches, so any grid within the limits is correct.
     const std::int64_t grid_x = (s.n + row.tile.bn - 1) / row.tile.bn;
     if (grid_x > 0x7fffffff)
@@ -283,7 +297,8 @@ void plan_backtrack(LaunchPlan& p, const Request& q, const Shape& s, const Devic
 
 }  // namespace
 
-Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocessors) {
+Choice choose_kernel(const Request& q, const Shape& s, const DeviceLimits& device) {
+    const std::int64_t multiprocessors = device.multiprocessors;
     auto only = [&](KernelOperation operation, KernelVariant variant) -> Choice {
         return {required(find_kernel(operation, variant, q.dtype, q.semiring), operation, variant, q)};
     };
@@ -298,7 +313,7 @@ Choice choose_kernel(const Request& q, const Shape& s, std::int64_t multiprocess
     switch (q.operation) {
     case Operation::Gemm:
         return q.with_counts ? choose_counting(q, s, multiprocessors) : choose_product(q, s, multiprocessors);
-    case Operation::GemmArgmax: return choose_argmax(q, s, multiprocessors);
+    case Operation::GemmArgmax: return choose_argmax(q, s, device);
     case Operation::BackwardA: return only(KernelOperation::BackwardA, KernelVariant::Scatter);
     case Operation::BackwardB: return only(KernelOperation::BackwardB, KernelVariant::Scatter);
     case Operation::PackBits: return only(KernelOperation::PackBits, KernelVariant::Packed);
@@ -326,7 +341,7 @@ bool has_work(const Request& q, const Shape& s) {
 
 LaunchPlan plan(const Request& q, const Shape& s, const DeviceLimits& device) {
     LaunchPlan p;
-    p.choice = choose_kernel(q, s, device.multiprocessors);
+    p.choice = choose_kernel(q, s, device);
     p.block = static_cast<unsigned>(row_of(*p.choice.kernel).threads);
     if (q.operation == Operation::BackwardA || q.operation == Operation::BackwardB) plan_backward(p, q, s, device);
     else if (q.operation == Operation::PackBits) plan_pack(p, q, s, device);

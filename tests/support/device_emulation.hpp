@@ -40,6 +40,9 @@
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
 #define __shared__ static
+// Dynamic shared memory (`extern __shared__`, which the kernels spell TG_DYNAMIC_SHARED): declared,
+// never defined, as no kernel the emulation runs takes any.
+#define TG_DYNAMIC_SHARED extern
 #define __launch_bounds__(...)
 
 struct alignas(16) uint4 {

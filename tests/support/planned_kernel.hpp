@@ -27,7 +27,9 @@ detail::Choice planned_kernel(detail::Operation operation, const Shape& s, std::
     if (operation == detail::Operation::GemmArgmax) q.argmax = q.c;
     q.batch = batch;
     q.options.accumulate = accumulate;
-    return detail::choose_kernel(q, {s.m, s.n, s.k}, CudaContext::for_device(0).multiprocessor_count());
+    const CudaContext& context = CudaContext::for_device(0);
+    return detail::choose_kernel(q, {s.m, s.n, s.k},
+                                 {context.multiprocessor_count(), context.shared_memory_per_block_optin()});
 }
 
 // A batch of `count` products of one shape, as the tests of one variant plan and run them.
