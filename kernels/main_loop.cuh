@@ -139,10 +139,11 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     __shared__ Vec16<T> smem_b[B_VECS];
     constexpr long long SLICE = tg_panel_slice_elements(BM, BN, BK, sizeof(T));
     static_assert(SLICE == BK * LDA + BK * LDB + VEC && SLICE % VEC == 0, "the panel's layout is the host's");
+    // (PANEL's addresses are written apart from the double buffer's, not as one expression for both:
+    // one shared expression moved ptxas's register choices in the plain Batched f32 kernels.)
+    T* const tile_a = smem[0].v;
+    T* const tile_b = smem_b[0].v;
     T* const panel = panel_memory<PANEL, T>();
-    // Slice position `pos`'s rows of A and of B: a buffer (0 or 1), or a place in the panel.
-    auto a_at = [&](int pos) { return PANEL ? panel + pos * SLICE : smem[0].v + pos * BK * LDA; };
-    auto b_at = [&](int pos) { return PANEL ? panel + pos * SLICE + BK * LDA : smem_b[0].v + pos * BK * LDB; };
 
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
     const long long M = p.m, N = p.n;
@@ -168,12 +169,14 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
         const bool b_k_along = StageB::k_along(p.b.col_stride, p.b.row_stride);
         const bool a_vec = StageA::vec_ok(a_batch, p.a.row_stride, p.a.col_stride);
         const bool b_vec = StageB::vec_ok(b_batch, p.b.col_stride, p.b.row_stride);
-        // (PANEL: the argmax too comes from registers, so both go as vectors where both can.)
+        bool c_vec = !ARGMAX && p.c.col_stride == 1 && p.c.row_stride % VEC == 0 &&
+                     reinterpret_cast<unsigned long long>(c_batch) % 16 == 0;
+        // PANEL: the argmax too comes from registers, so both go as vectors where both can.
         int* const argmax_batch = PANEL ? element<int>(p.argmax, b, 0, 0) : nullptr;
-        const bool c_vec = (!ARGMAX || (PANEL && VEC == 4 && p.argmax.col_stride == 1 && p.argmax.row_stride % 4 == 0 &&
-                                        reinterpret_cast<unsigned long long>(argmax_batch) % 16 == 0)) &&
-                           p.c.col_stride == 1 && p.c.row_stride % VEC == 0 &&
-                           reinterpret_cast<unsigned long long>(c_batch) % 16 == 0;
+        if constexpr (PANEL)
+            c_vec = VEC == 4 && p.c.col_stride == 1 && p.c.row_stride % VEC == 0 &&
+                    reinterpret_cast<unsigned long long>(c_batch) % 16 == 0 && p.argmax.col_stride == 1 &&
+                    p.argmax.row_stride % 4 == 0 && reinterpret_cast<unsigned long long>(argmax_batch) % 16 == 0;
         for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y) {
             for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) {
                 const long long m0 = tm * BM, n0 = tn * BN;
@@ -212,8 +215,13 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
 #pragma unroll
                             for (int e = 0; e < VEC; ++e) unsafe = unsafe || R::unsafe(rb[r].v[e]);
                     }
-                    sa.template stash<R, STAGE>(a_at(buf) + h * SK * LDA, ra, a_k_along);
-                    sb.template stash<R, STAGE>(b_at(buf) + h * SK * LDB, rb, b_k_along);
+                    if constexpr (PANEL) {
+                        sa.template stash<R, STAGE>(panel + buf * SLICE + h * SK * LDA, ra, a_k_along);
+                        sb.template stash<R, STAGE>(panel + buf * SLICE + BK * LDA + h * SK * LDB, rb, b_k_along);
+                    } else {
+                        sa.template stash<R, STAGE>(tile_a + (buf * BK + h * SK) * LDA, ra, a_k_along);
+                        sb.template stash<R, STAGE>(tile_b + (buf * BK + h * SK) * LDB, rb, b_k_along);
+                    }
                     sa.next_stage(p.a.col_stride);
                     sb.next_stage(p.b.row_stride);
                 };
@@ -240,8 +248,9 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     const int buf = static_cast<int>(PANEL ? s % kTgPanelSlices : s & 1);
                     const int next = PANEL ? (buf + 1) % kTgPanelSlices : buf ^ 1;
                     const bool chunk_end = PANEL && next == 0;
-                    const T* const a_buf = a_at(buf) + ty * VEC;
-                    const T* const b_buf = b_at(buf) + tx * VEC;
+                    const T* const a_buf = (PANEL ? panel + buf * SLICE : tile_a + buf * BK * LDA) + ty * VEC;
+                    const T* const b_buf =
+                        (PANEL ? panel + buf * SLICE + BK * LDA : tile_b + buf * BK * LDB) + tx * VEC;
                     const int k0 = static_cast<int>(s * BK);  // argmax is int32: K < 2^31 there
 #pragma unroll
                     for (int h = 0; h < STAGES; ++h) {
@@ -268,7 +277,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                                 }
                             }
                         }
-                        // (Past the last slice the panel has no position to stash to.)
+                        // (The panel holds K's slices only: nothing is stashed past the last.)
                         if (!chunk_end && (!PANEL || s + 1 < slices)) stash(next, h);
                     }
                     if constexpr (TRACK) {
@@ -303,7 +312,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     // 32 consecutive elements of a row of C: 4 sectors per instruction, not 16.
                     constexpr int ROWS = A_VECS * VEC >= 32 * BN ? 32 : 16;
                     static_assert(ROWS * BN <= A_VECS * VEC && BM % ROWS == 0, "split-K staging");
-                    T* const staged = smem[0].v;
+                    T* const staged = tile_a;
 #pragma unroll 1
                     for (int r0 = 0; r0 < BM; r0 += ROWS) {
 #pragma unroll
@@ -331,11 +340,12 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                 }
 
                 // The last chunk's rescan (a no-op where the loop ended on a chunk's end).
-                if constexpr (PANEL)
+                if constexpr (PANEL) {
                     rescan_panel<R, T, TM, TN, GROUP_M, GROUP_N, BK, LDA, LDB, SLICE>(acc, arg, panel, ty * VEC,
                                                                                       tx * VEC);
-                    // Epilogue: 128-bit stores where C is row-major and aligned, else one by one;
-                    // bounds-checked.
+                }
+                // Epilogue: 128-bit stores where C is row-major and aligned, else one by one;
+                // bounds-checked.
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const long long row = m0 + (i / VEC) * GROUP_M + ty * VEC + i % VEC;
