@@ -1,6 +1,7 @@
 // tropical-gemm's device code, the piece before main_loop.cuh: the argmax rescans of the tiled main
 // loop. For 32-bit types the main loop records, per result, the last slice of BK terms that changed
-// it; after the loop these find, in that slice, the first k whose term equals the result.
+// it; these find, in that slice, the first k whose term equals the result: after the loop from global
+// memory (rescan_each), or at the end of each chunk of K from shared memory (rescan_panel).
 
 namespace tg {
 
@@ -13,9 +14,9 @@ __device__ __forceinline__ bool same_term(T term, T acc) {
 
 // rescan_each (the Tiled kernels, slices of 16): the block's (result bits, slice) pairs lie in shared
 // memory (`table`); each result looks in its recorded slice of BK terms for the first k whose term
-// equals it, from global memory, and stores that k (-1 where no slice changed the result). Threads take consecutive
-// columns, so that the loads of B and the stores of argmax coalesce where they can. All 2 * BK
-// loads of a result are in flight at once.
+// equals it, from global memory, and stores that k (-1 where no slice changed the result). Threads
+// take consecutive columns, so that the loads of B and the stores of argmax coalesce where they can.
+// All 2 * BK loads of a result are in flight at once.
 template <class R, class T, int BM, int BN, int BK, int THREADS, class Table>
 __device__ __forceinline__ void rescan_each(const TgGemmParams& p, long long b, long long m0, long long n0, long long K,
                                             const Table* table) {

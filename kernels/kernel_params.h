@@ -73,10 +73,11 @@ constexpr int kTgBackwardBSlabBytes = 32;
 // of them (at least one).
 constexpr int kTgPanelSlices = 16;
 #ifdef __CUDACC_RTC__
-__host__ __device__  // NVRTC compiles no unannotated (host) functions
+#define TG_HOST_AND_DEVICE __host__ __device__  // NVRTC compiles no unannotated (host) function
+#else
+#define TG_HOST_AND_DEVICE
 #endif
-    constexpr long long
-    tg_panel_slice_elements(int bm, int bn, int bk, int element_bytes) {
+TG_HOST_AND_DEVICE constexpr long long tg_panel_slice_elements(int bm, int bn, int bk, int element_bytes) {
     return static_cast<long long>(bk) * (bm + 16 / element_bytes) +
            static_cast<long long>(bk) * (bn + 16 / element_bytes) + 16 / element_bytes;
 }

@@ -129,8 +129,8 @@ TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
 // whose blocks cannot hold that panel takes the Tiled argmax kernel instead.
 TEST(KernelChoice, BatchedArgmaxPanelSizesItsLaunchAndNeedsTheRoom) {
     const auto launch = [](const Product& p, std::size_t shared) {
-        const LaunchPlan plan_ = plan(request_of(p, Operation::GemmArgmax), Shape{p.m, p.n, p.k}, {kH200, shared});
-        return name_of(plan_.choice) + " " + std::to_string(plan_.shared_bytes);
+        const LaunchPlan planned = plan(request_of(p, Operation::GemmArgmax), Shape{p.m, p.n, p.k}, {kH200, shared});
+        return name_of(planned.choice) + " " + std::to_string(planned.shared_bytes);
     };
     EXPECT_EQ(launch({64, 64, 64, 16384}, kH200Shared), "tropical_batched_argmax_f32_maxplus 34944");
     EXPECT_EQ(launch({128, 128, 128, 4096}, kH200Shared), "tropical_batched_argmax_f32_maxplus 69888");

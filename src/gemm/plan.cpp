@@ -141,8 +141,8 @@ std::int64_t blocks_of(const KernelInfo* kernel, const Request& q, const Shape& 
 // tile per multiprocessor takes the Tiled argmax kernel, or, where K is short (below
 // kShortArgmaxK), its Batched twin with half the slice, which rescans each result's slice from the
 // operands it keeps resident in shared memory (a rescan from global memory is then a large share of
-// the work), where the device gives a block that panel (batched_argmax_panel_bytes); a smaller shape takes the Small argmax kernel, which
-// gives it 4 times the blocks, or the Tiny one where small_or_tiny says; and where even the Small
+// the work), where the device gives a block that panel (batched_argmax_panel_bytes); a smaller
+// shape takes the Small argmax kernel, which gives it 4 times the blocks, or the Tiny one where small_or_tiny says; and where even the Small
 // kernel leaves multiprocessors idle and K is at least two of its slices (a step of a Viterbi chain,
 // (64 x 256) x (256 x 256)), the SplitK argmax kernel, whose 16 x 16 tiles give 4 times the blocks
 // and whose groups of threads split K, so that each result's chain of dependent terms is 4 times
