@@ -104,6 +104,7 @@ def test_a_fallback_that_cannot_be_loaded_is_named(python, subprocess_env, tmp_p
         import sys
         sys.modules["torch"] = None  # PyTorch would load its own NVRTC into the process
         import tropical_gemm as tg
+        import tropical_gemm._nvrtc  # (the package imports it at its first compile, not at import)
         tg._nvrtc.site_roots = lambda: [{str(tmp_path / "site")!r}]
         try:
             tg.warm_up(["tropical_gemm_f32_maxplus"], archs=[90])

@@ -89,3 +89,39 @@ def test_import_leaves_the_compiler_alone(python, subprocess_env):
         """, subprocess_env)
     assert r.returncode == 0, r.stderr
     assert "dynamo imported: False" in r.stdout or "no torch" in r.stdout
+
+
+def test_import_registers_every_op_and_defers_the_rest(python, subprocess_env):
+    # Every torch.ops.tropical op exists right after the import (torch.compile and code that names
+    # them rely on it); the modules a first product does not need load at their first use.
+    r = run(python, """
+        import sys
+        try:
+            import torch
+        except ImportError:
+            print("no torch")
+            raise SystemExit
+        import tropical_gemm as tg
+        deferred = ("tropical_gemm._einsum", "tropical_gemm.cache", "tropical_gemm.nn", "tropical_gemm.reference")
+        print("loaded:", [m for m in deferred if m in sys.modules])
+        ops = ("gemm", "gemm_argmax", "bgemm", "bgemm_argmax", "gemm_backward_a", "gemm_backward_b", "pack_bits",
+               "gemm_packed", "gemm_packed_argmax", "backtrack", "contract", "contract_argmax", "counting_gemm")
+        print("missing ops:", [o for o in ops if not torch._C._dispatch_has_kernel_for_dispatch_key(
+            f"tropical::{o}", "Meta")])
+        print("every name:", all(getattr(tg, n) is not None for n in tg.__all__))
+        print("modules:", tg.cache.__name__, tg.reference.__name__, tg.nn.__name__)
+        print("einsum:", tg.einsum("ij,jk->ik", torch.zeros(2, 3), torch.zeros(3, 2)).tolist())
+        try:
+            tg.no_such_name
+        except AttributeError as e:
+            print("error:", e)
+        """, subprocess_env)
+    assert r.returncode == 0, r.stderr
+    if "no torch" in r.stdout:
+        return
+    assert "loaded: []" in r.stdout
+    assert "missing ops: []" in r.stdout
+    assert "every name: True" in r.stdout
+    assert "modules: tropical_gemm.cache tropical_gemm.reference tropical_gemm.nn" in r.stdout
+    assert "einsum: [[0.0, 0.0], [0.0, 0.0]]" in r.stdout
+    assert "error: module 'tropical_gemm' has no attribute 'no_such_name'" in r.stdout

@@ -29,9 +29,6 @@ from ._native import (
     TropicalError,
     UnsupportedError,
 )
-from .cache import WarmResult, cache_directory, device_architectures, kernel_names, warm_up
-from . import reference
-
 __version__ = "0.1.0"
 
 try:
@@ -40,18 +37,45 @@ except ImportError:  # the ops need PyTorch; the rest of the package does not
     _torch = None
 
 if _torch is not None:
-    from . import ops
+    # Every op is registered here, at import (torch.ops.tropical.*, for torch.compile and for code
+    # that names them): ops, _counting and _contract register them.
+    from . import ops, _contract, _counting  # noqa: F401
     from .functional import PackedBits, backtrack, matmul, pack_bits
     from ._counting import counting_matmul
-    from ._einsum import clear_einsum_graphs, einsum, einsum_path
-    from .nn import TropicalLinear
-else:
 
-    def __getattr__(name: str):
-        if name in ("ops", "matmul", "counting_matmul", "pack_bits", "PackedBits", "backtrack", "einsum",
-                    "einsum_path", "clear_einsum_graphs", "TropicalLinear", "functional", "nn"):
-            raise ImportError(f"tropical_gemm.{name} needs PyTorch, which is not installed: pip install torch")
+# Loaded at their first use (PEP 562): a process's first product needs none of them, and importing
+# them was about a third of `import tropical_gemm` (issue 14's fresh-process target).
+# name -> (module, whether it needs PyTorch); a module's own name stands for the module itself.
+_LAZY = {
+    "warm_up": ("cache", False),
+    "kernel_names": ("cache", False),
+    "cache_directory": ("cache", False),
+    "device_architectures": ("cache", False),
+    "WarmResult": ("cache", False),
+    "cache": ("cache", False),
+    "reference": ("reference", False),
+    "einsum": ("_einsum", True),
+    "einsum_path": ("_einsum", True),
+    "clear_einsum_graphs": ("_einsum", True),
+    "TropicalLinear": ("nn", True),
+    "nn": ("nn", True),
+}
+# The names that PyTorch brings, for the error that says so where it is missing.
+_TORCH_NAMES = ("ops", "matmul", "counting_matmul", "pack_bits", "PackedBits", "backtrack", "functional")
+
+
+def __getattr__(name: str):
+    module, needs_torch = _LAZY.get(name, (None, name in _TORCH_NAMES))
+    if needs_torch and _torch is None:
+        raise ImportError(f"tropical_gemm.{name} needs PyTorch, which is not installed: pip install torch")
+    if module is None:
         raise AttributeError(f"module 'tropical_gemm' has no attribute {name!r}")
+    import importlib
+
+    loaded = importlib.import_module(f".{module}", __name__)
+    value = loaded if name == module else getattr(loaded, name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

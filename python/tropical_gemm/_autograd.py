@@ -79,6 +79,11 @@ try:
     # The key-set operations _direct_impl uses, tried once here so that a PyTorch without them takes
     # the fallback now rather than failing at the first call.
     (torch._C.DispatchKeySet(_DispatchKey.AutogradCPU) & _after_autograd).remove(_IN_PLACE_OR_VIEW).raw_repr()
+    # make_autograd_impl runs at an op's first call that wants a gradient (below), so its shape is
+    # checked here: (op, info), info holding the backward and setup_context functions.
+    _Info(None, None)
+    if _make_autograd_impl.__code__.co_argcount != 2:
+        raise TypeError("make_autograd_impl of another shape")
 except (ImportError, AttributeError, TypeError):  # a PyTorch without them: register_autograd alone
     _make_autograd_impl = None
 
@@ -103,18 +108,15 @@ def _direct_impl(keyset, cpu, cuda):
 
 
 def _register_autograd(lib, name: str, backward, setup_context, tensors: int, impls) -> None:
-    qualname = f"{NAMESPACE}::{name}"
-    general = None
-    if _make_autograd_impl is not None:
-        try:
-            general = _make_autograd_impl(getattr(_ops, name).default, _Info(backward, setup_context))
-        except (TypeError, AttributeError):  # private API of another shape
-            general = None
-    if general is None:
-        torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=lib)
+    if _make_autograd_impl is None:
+        torch.library.register_autograd(f"{NAMESPACE}::{name}", backward, setup_context=setup_context, lib=lib)
         return
     cpu, cuda = impls
     routes: dict = {}  # keyset.raw_repr() -> implementation or None
+    # register_autograd's kernel, built at the op's first call that needs it: building it (a
+    # dataclass and an autograd.Function class) costs about half a millisecond per op, which was a
+    # third of `import tropical_gemm`. Two threads may both build it; either one serves.
+    general: list = []
 
     def route(keyset):
         impl = _direct_impl(keyset, cpu, cuda)
@@ -131,7 +133,9 @@ def _register_autograd(lib, name: str, backward, setup_context, tensors: int, im
                 impl = route(keyset)
             if impl is not None:
                 return impl(*args)
-        return general(keyset, *args, **kwargs)
+        if not general:
+            general.append(_make_autograd_impl(getattr(_ops, name).default, _Info(backward, setup_context)))
+        return general[0](keyset, *args, **kwargs)
 
     lib.impl(name, kernel, "Autograd", with_keyset=True)
 
