@@ -14,6 +14,7 @@ struct Small {};    // 32 x 32 tiles, 2 x 2 results per thread
 struct Tiny {};     // the Small loop over 16 x 16 tiles and slices of 8, for many tiny products
 struct Packed {};   // OrAnd on operands packed into 32-bit words along K (kernels/orand.cuh)
 struct Dense {};    // whole contiguous products of at most 32^3, as 16-byte vectors (kernels/dense.cuh)
+struct Serial {};   // argmax: the Batched loop over chunks of K, merged one block at a time per tile
 
 // A product kernel of one row: C = A (x) B, with or without the argmax.
 template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>
@@ -37,7 +38,9 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
         static_assert(!ARGMAX, "Dense products have no argmax (their argmax twins are Tiny rows)");
         gemm_dense<Cfg, S, T>(p);
     } else {
-        gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value, IsSame<Variant, Batched>::value>(p);
+        constexpr bool SERIAL = IsSame<Variant, Serial>::value;
+        static_assert(!SERIAL || ARGMAX, "Serial rows are argmax rows (plain products split K with atomics)");
+        gemm<Cfg, S, T, ARGMAX, IsSame<Variant, SplitK>::value || SERIAL, IsSame<Variant, Batched>::value || SERIAL>(p);
     }
 }
 

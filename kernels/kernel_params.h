@@ -16,9 +16,11 @@ struct TgOperand {
 // a: M x K, b: K x N, c: M x N, argmax: M x N int32 (ptr null unless the kernel tracks it).
 // OrAnd (kernels/orand.cuh): c holds bytes; a and b hold bytes, or for the Packed kernels 32-bit words
 // with K packed along it (a: M x ceil(K/32) words, b: ceil(K/32) x N, strides in words), k in bits.
-// k_splits > 1 (32-bit products without argmax or accumulate): K is cut into that many chunks, each
-// computed by its own blocks (blockIdx.z runs over batch x k_splits) and combined into C with
-// atomics; C must hold the semiring's zero before the launch (the host fills it).
+// k_splits > 1 (32-bit products without accumulate): K is cut into that many chunks
+// (tg_split_chunk), each computed by its own blocks (blockIdx.z runs over batch x k_splits): the
+// SplitK kernels combine them into C with atomics, which must hold the semiring's zero before the
+// launch; the Serial argmax kernels merge their (value, k) pairs into C and argmax one block at a
+// time per tile, which must hold the zero and -1 (the host fills both).
 struct TgGemmParams {
     TgOperand a, b, c, argmax;
     long long m, n, k, batch;
@@ -81,6 +83,16 @@ TG_HOST_AND_DEVICE constexpr long long tg_panel_slice_elements(int bm, int bn, i
     return static_cast<long long>(bk) * (bm + 16 / element_bytes) +
            static_cast<long long>(bk) * (bn + 16 / element_bytes) + 16 / element_bytes;
 }
+
+// The k of each chunk of a split K (the last chunks may hold fewer, or none): whole slices of bk,
+// so that each chunk keeps the operands' alignment.
+TG_HOST_AND_DEVICE constexpr long long tg_split_chunk(long long k, long long splits, int bk) {
+    return ((k + splits - 1) / splits + bk - 1) / bk * bk;
+}
+
+// The Serial argmax kernels' lock of a tile: its first argmax element holds this value while one
+// block merges into the tile, and the element's argmax otherwise (an argmax is never below -1).
+constexpr int kTgTileLocked = -2147483647 - 1;
 
 // The counting semiring's products (kernels/counting.cuh): `values` is a product's block, its a, b
 // and c the value matrices (argmax unused, k_splits 1), and the counts (double) lie in their own

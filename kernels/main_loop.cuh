@@ -148,12 +148,14 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
     const long long M = p.m, N = p.n;
     const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    // SPLIT, the split-K kernels (see TgGemmParams): K in chunks of whole slices, so that each keeps
-    // the operands' alignment. A template parameter rather than a run-time choice: the values it
-    // keeps live cost the 32-bit kernels spills (i32 went from none to 120 bytes).
-    static_assert(!SPLIT || (!ARGMAX && sizeof(T) == 4), "split-K combines 32-bit results with atomics");
+    // SPLIT, the split-K kernels (see TgGemmParams): K in chunks of whole slices (tg_split_chunk),
+    // combined with atomics (SplitK) or, with PANEL, merged as (value, k) pairs one block at a time
+    // per tile (the Serial argmax kernels: merge_serial). A template parameter rather than a run-time
+    // choice: the values it keeps live cost the 32-bit kernels spills (i32 went from none to 120 bytes).
+    static_assert(!SPLIT || (sizeof(T) == 4 && (!ARGMAX || PANEL)),
+                  "split-K combines 32-bit results: with atomics, or with argmax as the panel's pairs");
     const long long splits = SPLIT && p.k_splits > 1 ? p.k_splits : 1;
-    const long long chunk = SPLIT ? ((p.k + splits - 1) / splits + BK - 1) / BK * BK : p.k;
+    const long long chunk = SPLIT ? tg_split_chunk(p.k, splits, BK) : p.k;
 
     for (long long z = blockIdx.z; z < p.batch * splits; z += gridDim.z) {
         const long long b = SPLIT ? z / splits : z, k_begin = SPLIT ? (z % splits) * chunk : 0;
@@ -306,7 +308,7 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                     }
                 }
 
-                if constexpr (SPLIT) {
+                if constexpr (SPLIT && !ARGMAX) {
                     // Split-K epilogue: the tile goes through shared memory (free after the main
                     // loop's last barrier) ROWS rows at a time, so that each warp's atomics fall on
                     // 32 consecutive elements of a row of C: 4 sectors per instruction, not 16.
@@ -343,6 +345,11 @@ __device__ __forceinline__ void gemm(const TgGemmParams& p) {
                 if constexpr (PANEL) {
                     rescan_panel<R, T, TM, TN, GROUP_M, GROUP_N, BK, LDA, LDB, SLICE>(acc, arg, panel, ty * VEC,
                                                                                       tx * VEC);
+                }
+                if constexpr (SPLIT && ARGMAX) {
+                    merge_serial<R, T, TM, TN, GROUP_M, GROUP_N>(p, b, m0, n0, ty * VEC, tx * VEC, c_vec, acc, arg,
+                                                                 k_begin);
+                    continue;  // (merge_serial ends on a barrier: the next tile may stage into the panel)
                 }
                 // Epilogue: 128-bit stores where C is row-major and aligned, else one by one;
                 // bounds-checked.

@@ -15,18 +15,9 @@ namespace tg {
 // The argmax SplitK rows split K among GROUPS = BK / SK groups of (BM / 2) x (BN / 2) threads: all
 // of the block stages each slice, group g tracks its k in [g * SK, (g + 1) * SK) of every slice, and
 // at the end group 0 combines the groups' (value, k) pairs through shared memory by the same rule
-// (merge_tracked). A product whose few tiles leave most multiprocessors idle then runs GROUPS times
-// the threads with a GROUPS times shorter chain of dependent terms per result, and needs no storage
-// beyond the block's (src/gemm/plan.cpp says where).
-template <class R, class T>
-__device__ __forceinline__ void merge_tracked(T& acc, int& arg, T other, int other_arg) {
-    // Equal values: the smaller k, where -1 (no term beat the zero) is the largest as unsigned.
-    const bool tie_won = !R::beats(acc, other) && static_cast<unsigned>(other_arg) < static_cast<unsigned>(arg);
-    if (R::beats(other, acc) || tie_won) {
-        acc = other;
-        arg = other_arg;
-    }
-}
+// (merge_tracked, kernels/argmax_rescan.cuh). A product whose few tiles leave most multiprocessors
+// idle then runs GROUPS times the threads with a GROUPS times shorter chain of dependent terms per
+// result, and needs no storage beyond the block's (src/gemm/plan.cpp says where).
 
 template <class Cfg, class S, class T, bool ARGMAX, int THREADS>
 __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {

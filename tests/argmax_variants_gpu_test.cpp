@@ -1,9 +1,9 @@
-// The argmax variants: products with argmax take the Tiled, Batched (short K), Small or SplitK
-// argmax kernel by their shape (src/gemm/plan.cpp; the Tiny ones are tests/tiny_gpu_test.cpp's). Each test
+// The argmax variants: products with argmax take the Tiled, Batched (short K), Serial (a long K over
+// too few tiles), Small or SplitK argmax kernel by their shape (src/gemm/plan.cpp; the Tiny ones are tests/tiny_gpu_test.cpp's). Each test
 // first checks that the library plans the variant it means to test on this GPU, so that none passes
 // on another path; then C and argmax against the reference, exactly: ties (the smallest k wins,
-// also across the slices whose rescan finds it, across tile edges and across the SplitK kernels'
-// groups of threads), NaN, infinities and integer
+// also across the slices whose rescan finds it, across tile edges, across the SplitK kernels'
+// groups of threads and across the Serial kernels' chunks of K), NaN, infinities and integer
 // range ends, odd shapes, every layout, batches.
 #include <gtest/gtest.h>
 
@@ -42,9 +42,20 @@ KernelVariant planned_variant(const Shape& s, std::int64_t batch = 1) {
     return planned_kernel<S, T>(detail::Operation::GemmArgmax, s, batch).kernel->variant;
 }
 
-// 32-bit types have a Batched argmax kernel; 64-bit types take their Tiled one for those shapes.
+// 32-bit types have Batched and Serial argmax kernels; 64-bit types take their Tiled one for those
+// shapes.
 template <class T>
 constexpr KernelVariant kShortKBatchedVariant = sizeof(T) == 4 ? KernelVariant::Batched : KernelVariant::Tiled;
+template <class T>
+constexpr KernelVariant kSerialVariant = sizeof(T) == 4 ? KernelVariant::Serial : KernelVariant::Tiled;
+
+// A product of `rows` 64 x 64 tiles of rows by as many columns of them as make at least one tile per
+// multiprocessor of device 0 (and fewer than its 3 block slots each), less `short_m` rows and
+// `short_n` columns: a shape the Serial argmax kernels split.
+Shape serial_shape(std::int64_t rows, std::int64_t k, std::int64_t short_m, std::int64_t short_n) {
+    const std::int64_t sms = CudaContext::for_device(0).multiprocessor_count();
+    return {64 * rows - short_m, 64 * ((sms + rows - 1) / rows) - short_n, k};
+}
 
 // A single small product, odd sides, K beyond 16: the Small argmax kernel (fewer 64 x 64 tiles than
 // SMs; a K below two Small slices, or enough 32 x 32 tiles for the SMs of an H100 or H200).
@@ -103,19 +114,49 @@ TYPED_TEST(ArgmaxVariantsGpu, BatchedShortK) {
     }
 }
 
-// One product that fills the GPU with a short K (Batched for 32-bit types) and one with a long K
-// (Tiled), both with ties across slices and tile edges.
+// One product that fills the GPU with a short K (Batched for 32-bit types) and one with a long K,
+// both with ties across slices and tile edges. The long one's 256 tiles fill fewer than the block
+// slots of a GPU of 86 to 256 multiprocessors, so the 32-bit types split its K (Serial); a batch of 28
+// products of 16 tiles each fills more than those of up to 149 (the 32-bit Tiled kernels).
 TYPED_TEST(ArgmaxVariantsGpu, LargeProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     // At least one 64 x 64 tile per multiprocessor on a GPU of up to 208 (short) and 256 (long).
-    const Shape short_k{1000, 777, 300}, long_k{1024, 1000, 1100};
+    const Shape short_k{1000, 777, 300}, long_k{1024, 1000, 1100}, many{256, 250, 1030};
+    const std::int64_t count = 28;
     ASSERT_EQ((planned_variant<S, T>(short_k)), kShortKBatchedVariant<T>);
-    ASSERT_EQ((planned_variant<S, T>(long_k)), KernelVariant::Tiled);
+    ASSERT_EQ((planned_variant<S, T>(long_k)), kSerialVariant<T>);
+    ASSERT_EQ((planned_variant<S, T>(many, count)), KernelVariant::Tiled);
     check_gemm_argmax<S, T>(rng, short_k, layout_combination(3, case_index<TypeParam>()), Values::Ties);
     check_gemm_argmax<S, T>(rng, long_k, layout_combination(6, case_index<TypeParam>()), Values::Ties);
+    if constexpr (sizeof(T) == 4)  // (64-bit types took their Tiled kernel above)
+        check_gemm_argmax<S, T>(rng, many, with_count(layout_combination(1, case_index<TypeParam>()), count),
+                                Values::Typical, {.batched_api = true});
+}
+
+// A long K over too few 64 x 64 tiles: the Serial argmax kernels (32-bit types) compute chunks of K
+// in separate blocks and merge their (value, k) pairs into C and argmax, a tile at a time. Ties, so
+// that equal values meet in different chunks and the smallest k must win; odd sides (tiles cut at
+// the edges, where the merge goes element by element); a last chunk shorter than a slice's multiple;
+// several chunks over a batch; every layout. The outputs are poisoned first, so the kernel's fill of
+// the zero and -1 is tested too.
+TYPED_TEST(ArgmaxVariantsGpu, SerialChunksOfK) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    // On a GPU of 132 multiprocessors: K = 384 in 3 chunks of 128; K = 300 in chunks of 152 and 148; a
+    // batch of 9 products of 16 tiles with K = 1000 in 5 chunks of 200.
+    const std::vector<std::pair<Shape, std::int64_t>> problems = {
+        {serial_shape(12, 384, 0, 0), 1}, {serial_shape(12, 300, 3, 5), 1}, {{256, 255, 1000}, 9}};
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        const auto& [s, batch] = problems[i];
+        ASSERT_EQ((planned_variant<S, T>(s, batch)), kSerialVariant<T>) << describe(s) << " x " << batch;
+        Geometries g = with_count(layout_combination(static_cast<int>(i) * 3 + 2, case_index<TypeParam>()), batch);
+        check_gemm_argmax<S, T>(rng, s, g, i == 1 ? Values::Typical : Values::Ties, {.batched_api = batch > 1});
+    }
 }
 
 // NaN, both infinities, -0 and (integers) the ends of the range in some rows and columns, on each
@@ -127,9 +168,9 @@ TYPED_TEST(ArgmaxVariantsGpu, EdgeValues) {
     constexpr Semiring ring = S::value;
     TROPICAL_TEST_RNG(rng);
     const std::int64_t count = 2 * CudaContext::for_device(0).multiprocessor_count();
-    // SplitK, Small (K below two Small slices) and Batched (or Tiled for 64-bit types).
+    // SplitK, Small (K below two Small slices), Batched and Serial (or Tiled for 64-bit types).
     const std::vector<std::pair<Shape, std::int64_t>> problems = {
-        {{70, 50, 90}, 1}, {{40, 36, 50}, 1}, {{64, 64, 77}, count}};
+        {{70, 50, 90}, 1}, {{40, 36, 50}, 1}, {{64, 64, 77}, count}, {serial_shape(12, 320, 1, 2), 1}};
     for (const auto& [s, batch] : problems) {
         const Geometries g = with_count(layout_combination(5, case_index<TypeParam>()), batch);
         const auto [a, b] = edge_operands<T>(rng, ring, s, g, 24);

@@ -40,8 +40,9 @@ struct Problem {
 };
 
 // One problem per variant of the plain product, sized by the rules of src/gemm/plan.cpp for this
-// GPU (TheProblemsReachEveryProductVariant checks that they still do), and one whose K is too long
-// for the backward kernels' shared memory (they add with atomics into a gradient zeroed first).
+// GPU (TheProblemsReachEveryProductVariant checks that they still do), one whose K is too long for
+// the backward kernels' shared memory (they add with atomics into a gradient zeroed first), and one
+// whose argmax the Serial kernels split (C and argmax filled first: two memset nodes).
 std::vector<Problem> problems() {
     const std::int64_t sms = CudaContext::for_device(0).multiprocessor_count(), slots = 2 * sms;
     return {
@@ -52,6 +53,7 @@ std::vector<Problem> problems() {
         {"big tiles", {2048, 128 * ((slots + 15) / 16), 24}, 1, 0},
         {"split-K", {256, 256, 128 * ((3 * slots + 15) / 16)}, 1, 4},
         {"long K, batch with gaps", {32, 32, 8192}, 3, 6, true},
+        {"serial argmax", {768, 64 * ((sms + 11) / 12) - 3, 384}, 1, 5},
     };
 }
 
@@ -246,7 +248,7 @@ TYPED_TEST(GraphCaptureGpu, BackwardPassesReplayAsComputed) {
 // The problems above reach every variant of the plain product on this GPU, so the tests above
 // capture each of them (and whichever variants the argmax product has for the same shapes).
 TEST(GraphCaptureProblems, TheProblemsReachEveryProductVariant) {
-    std::set<KernelVariant> reached;
+    std::set<KernelVariant> reached, argmax_reached;
     std::string argmax_variants;
     for (const Problem& p : problems()) {
         const Geometries g = geometries_of(p);
@@ -271,8 +273,11 @@ TEST(GraphCaptureProblems, TheProblemsReachEveryProductVariant) {
         q.operation = detail::Operation::GemmArgmax;
         q.argmax = q.c;
         q.argmax.data = reinterpret_cast<const void*>(std::uintptr_t{4} << 40);
+        argmax_reached.insert(plan_of(q).choice.kernel->variant);
         argmax_variants += " " + p.label + ": " + std::string(to_string(plan_of(q).choice.kernel->variant)) + ";";
     }
+    EXPECT_TRUE(argmax_reached.count(KernelVariant::Serial))
+        << "no problem reaches the Serial argmax kernel: resize problems() to the rules of src/gemm/plan.cpp";
     for (KernelVariant v : {KernelVariant::Dense, KernelVariant::Tiny, KernelVariant::Small, KernelVariant::Batched,
                             KernelVariant::Tiled, KernelVariant::SplitK})
         EXPECT_TRUE(reached.count(v)) << "no problem reaches the " << to_string(v)

@@ -92,11 +92,45 @@ TEST(KernelChoice, SplitKOnlyWhereItsAtomicsAndFillWork) {
     EXPECT_EQ(choose({512, 512, 512}).k_splits, 1);
     // The tiles must be filled: 130 x 130 covers a quarter of 4 tiles.
     EXPECT_EQ(choose({130, 130, 65536}).k_splits, 1);
-    // The argmax and backward kernels never split K across blocks (the SplitK argmax kernels split
-    // it among a block's threads).
-    EXPECT_EQ(choose({1024, 1024, 1024}, kH200, Operation::GemmArgmax).k_splits, 1);
+    // Argmax splits K across blocks only in the Serial kernels (32-bit types; the SplitK argmax
+    // kernels split it among a block's threads), and the backward kernels never do.
+    EXPECT_EQ(name_of(choose({1024, 1024, 1024}, kH200, Operation::GemmArgmax)), "tropical_serial_argmax_f32_maxplus");
+    EXPECT_EQ(choose({1024, 1024, 1024, 1, DType::F64}, kH200, Operation::GemmArgmax).k_splits, 1);
     EXPECT_EQ(choose({64, 256, 256}, kH200, Operation::GemmArgmax).k_splits, 1);
-    EXPECT_EQ(name_of(choose({1024, 1024, 1024}, kH200, Operation::GemmArgmax)), "tropical_gemm_argmax_f32_maxplus");
+    EXPECT_EQ(choose({1024, 1024, 1024}, kH200, Operation::BackwardA).k_splits, 1);
+}
+
+// Argmax with fewer 64 x 64 tiles than the GPU's block slots (3 per multiprocessor) and a K of at
+// least two chunks of 128: the Serial kernels, with the chunks that give the fewest waves per k of a
+// chunk; C and argmax are filled with the zero and -1 first, and the panel holds a chunk's slices.
+TEST(KernelChoice, SerialArgmaxSplitsALongKOverFewTiles) {
+    const auto serial = [](const Product& p, std::int64_t sms = kH200, std::size_t shared = kH200Shared) {
+        const LaunchPlan planned = plan(request_of(p, Operation::GemmArgmax), Shape{p.m, p.n, p.k}, {sms, shared});
+        return name_of(planned.choice) + " x" + std::to_string(planned.choice.k_splits) + " " +
+               std::to_string(planned.shared_bytes) + " z" + std::to_string(planned.grid[2]) +
+               (planned.fill == LaunchPlan::Fill::ResultWithZeroArgmaxWithNone ? " filled" : "");
+    };
+    // 1024^3: 256 tiles over 396 slots; 3 chunks of 344 make two waves of a third of K.
+    EXPECT_EQ(serial({1024, 1024, 1024}), "tropical_serial_argmax_f32_maxplus x3 69888 z3 filled");
+    EXPECT_EQ(serial({1024, 1024, 1024, 1, DType::I32, Semiring::MinMax}),
+              "tropical_serial_argmax_i32_minmax x3 69888 z3 filled");
+    // 192 tiles: 2 chunks make one wave.
+    EXPECT_EQ(serial({1024, 768, 1024}), "tropical_serial_argmax_f32_maxplus x2 69888 z2 filled");
+    // Chunks of at least 128: K = 384 gives 3 of 128 (16 slices); K = 256 would give 2, no fewer
+    // waves per k than 1, so the Batched kernel takes it whole.
+    EXPECT_EQ(serial({1024, 1024, 384}), "tropical_serial_argmax_f32_maxplus x3 69888 z3 filled");
+    EXPECT_EQ(serial({1024, 1024, 256}), "tropical_batched_argmax_f32_maxplus x1 69888 z1");
+    // A batch counts its tiles, and its z runs over products x chunks.
+    EXPECT_EQ(serial({512, 512, 1024, 4}), "tropical_serial_argmax_f32_maxplus x3 69888 z12 filled");
+    // Tiles that fill the slots once, 64-bit types and a device whose blocks cannot hold the panel:
+    // no split.
+    EXPECT_EQ(serial({2048, 2048, 2048}), "tropical_gemm_argmax_f32_maxplus x1 0 z1");
+    EXPECT_EQ(serial({1024, 1024, 1024, 1, DType::F64}), "tropical_gemm_argmax_f64_maxplus x1 0 z1");
+    EXPECT_EQ(serial({1024, 1024, 1024}, kH200, 65536), "tropical_gemm_argmax_f32_maxplus x1 0 z1");
+    // At most 8 chunks, and a long K keeps the best of them.
+    EXPECT_EQ(serial({1024, 1024, 100000}), "tropical_serial_argmax_f32_maxplus x3 69888 z3 filled");
+    // A smaller GPU: 16 tiles over 48 slots.
+    EXPECT_EQ(serial({256, 256, 1024}, 16), "tropical_serial_argmax_f32_maxplus x3 69888 z3 filled");
 }
 
 TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
@@ -120,8 +154,8 @@ TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
     EXPECT_EQ(argmax({128, 128, 128, 4096, DType::F64}), "tropical_gemm_argmax_f64_maxplus");
     EXPECT_EQ(argmax({8192, 8192, 8192}), "tropical_gemm_argmax_f32_maxplus");
     EXPECT_EQ(argmax({4096, 4096, 512}), "tropical_batched_argmax_f32_maxplus");
-    // A smaller GPU is filled by fewer tiles.
-    EXPECT_EQ(name_of(choose({256, 256, 256}, 16, Operation::GemmArgmax)), "tropical_batched_argmax_f32_maxplus");
+    // A smaller GPU is filled by fewer tiles (with a K too short to split: Serial below).
+    EXPECT_EQ(name_of(choose({256, 256, 200}, 16, Operation::GemmArgmax)), "tropical_batched_argmax_f32_maxplus");
 }
 
 // The Batched argmax kernel keeps up to 16 slices of 8 k of both 64 x 64 tiles resident (rows padded

@@ -274,9 +274,10 @@ typedef struct tropical_kernel_info {
     const char* name;      /* the entry point, e.g. "tropical_gemm_f32_maxplus" */
     const char* group;     /* "gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits" */
     const char* operation; /* "gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits" */
-    const char* variant;   /* "tiled", "splitk", "batched", "small", "tiny", "dense", "scatter", "packed" */
-    const char* dtype;     /* "f32", "f64", "i32", "i64", "u8" */
-    const char* semiring;  /* "maxplus", ..., "orand", or "any" for a kernel that takes it at launch (or has none) */
+    const char*
+        variant; /* "tiled", "splitk", "batched", "small", "tiny", "dense", "scatter", "packed", "walk", "serial" */
+    const char* dtype;    /* "f32", "f64", "i32", "i64", "u8" */
+    const char* semiring; /* "maxplus", ..., "orand", or "any" for a kernel that takes it at launch (or has none) */
 } tropical_kernel_info;
 
 TROPICAL_GEMM_EXPORT int64_t tropical_kernel_count(void);

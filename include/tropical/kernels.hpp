@@ -35,6 +35,8 @@ enum class KernelVariant : std::uint8_t {
     Tiny,     // 16 x 16 tiles, slices of 8: many products with a side or K of at most 16
     Dense,    // whole contiguous products of at most 32^3 read as 16-byte vectors (plain products)
     Walk,     // a thread per row following pointers from step to step (the backtrack)
+    Serial,   // argmax over chunks of K in separate blocks (f32, i32), whose (value, k) pairs merge into C
+              // and argmax one block at a time per tile: a long K over too few 64 x 64 tiles
 };
 
 // How the warm-up tool and listings group kernels: gemm (the Tiled, SplitK and Packed products),

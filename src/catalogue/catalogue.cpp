@@ -96,7 +96,7 @@ KernelGroup group_of(const CatalogueRow& row) {
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 6, kVariants = 9, kTypes = std::size(all_dtypes),
+constexpr std::size_t kOperations = 6, kVariants = 10, kTypes = std::size(all_dtypes),
                       kSemirings = std::size(all_semirings);
 
 // The registry's table has a slot per (operation, variant, type, semiring): a new enumerator that
@@ -177,6 +177,7 @@ std::string_view to_string(KernelVariant variant) noexcept {
     case KernelVariant::Tiny: return "tiny";
     case KernelVariant::Dense: return "dense";
     case KernelVariant::Walk: return "walk";
+    case KernelVariant::Serial: return "serial";
     }
     return "?";
 }

@@ -44,12 +44,17 @@ constexpr int k_groups(const CatalogueRow& row) {
 // The row of a registry kernel.
 const CatalogueRow& row_of(const KernelInfo& kernel);
 
+// Whether a kernel stages its slices into a panel in dynamic shared memory, sized by its launch
+// (the Batched and Serial argmax kernels: kernels/main_loop.cuh's PANEL; batched_argmax_panel_bytes).
+inline bool stages_a_panel(KernelOperation operation, KernelVariant variant) {
+    return operation == KernelOperation::GemmArgmax &&
+           (variant == KernelVariant::Batched || variant == KernelVariant::Serial);
+}
+
 // Whether a kernel's block takes dynamic shared memory (as much as the launch gives: the Scatter
-// kernels, and the Batched argmax ones for their panel), so that its loader opts it in to the
-// device's limit.
+// kernels, and the argmax kernels with a panel), so that its loader opts it in to the device's limit.
 inline bool takes_dynamic_shared_memory(const KernelInfo& kernel) {
-    return kernel.variant == KernelVariant::Scatter ||
-           (kernel.variant == KernelVariant::Batched && kernel.operation == KernelOperation::GemmArgmax);
+    return kernel.variant == KernelVariant::Scatter || stages_a_panel(kernel.operation, kernel.variant);
 }
 
 }  // namespace tropical::detail

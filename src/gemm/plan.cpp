@@ -137,17 +137,43 @@ std::int64_t blocks_of(const KernelInfo* kernel, const Request& q, const Shape& 
     return q.batch * ((s.m + t.bm - 1) / t.bm) * ((s.n + t.bn - 1) / t.bn);
 }
 
-// Products with argmax by the same rule, over the argmax rows: a shape that fills at least one 64 x 64
-// tile per multiprocessor takes the Tiled argmax kernel, or, where K is short (below
-// kShortArgmaxK), its Batched twin with half the slice, which rescans each result's slice from the
-// operands it keeps resident in shared memory (a rescan from global memory is then a large share of
-// the work), where the device gives a block that panel (batched_argmax_panel_bytes); a smaller
-// shape takes the Small argmax kernel, which gives it 4 times the blocks, or the Tiny one where small_or_tiny says; and where even the Small
-// kernel leaves multiprocessors idle and K is at least two of its slices (a step of a Viterbi chain,
-// (64 x 256) x (256 x 256)), the SplitK argmax kernel, whose 16 x 16 tiles give 4 times the blocks
-// and whose groups of threads split K, so that each result's chain of dependent terms is 4 times
-// shorter. Split-K across blocks, as plain products do it, would have to combine (value, k) pairs
-// through storage beside C and argmax, which a call does not allocate.
+// The k of each chunk where `splits` chunks share K (kernels/kernel_params.h's tg_split_chunk), or
+// K where the kernel does not split it.
+std::int64_t chunk_of(const CatalogueRow& row, const Shape& s, std::int64_t splits) {
+    return splits > 1 ? tg_split_chunk(s.k, splits, row.tile.bk) : s.k;
+}
+
+// Serial argmax (kernels/argmax_rescan.cuh's merge_serial): for `tiles` 64 x 64 tiles, fewer than
+// the `slots` the GPU holds at once, the number of chunks of K that gives the blocks the fewest waves
+// per k of a chunk, ceil(tiles * S / slots) / S, the fewest chunks on a tie (each chunk adds a merge
+// per tile, one block at a time), with chunks of at least kMinSplitChunk: 1024^3 on 132
+// multiprocessors, 256 tiles over 396 slots, takes 3 (two waves of a third of K each, against one
+// wave of all of it). Tiles that fill the slots once are not split: a split there only trims the
+// last wave.
+constexpr std::int64_t kMaxSerialSplits = 8;
+
+std::int64_t serial_splits(std::int64_t tiles, std::int64_t slots, std::int64_t k) {
+    if (tiles >= slots) return 1;
+    const auto waves = [&](std::int64_t splits) { return (tiles * splits + slots - 1) / slots; };
+    std::int64_t best = 1;
+    for (std::int64_t splits = 2; splits <= std::min(k / kMinSplitChunk, kMaxSerialSplits); ++splits)
+        if (waves(splits) * best < waves(best) * splits) best = splits;
+    return best;
+}
+
+// Products with argmax by the same rule, over the argmax rows. A shape that fills at least one 64 x 64
+// tile per multiprocessor but fewer than the block slots, with a K long enough to split, takes the
+// Serial argmax kernel (the Batched argmax loop over chunks of K in separate blocks, merged into C
+// and argmax one block at a time per tile), as plain products take split-K there; one with more tiles
+// takes the Tiled argmax kernel, or, where K is short (below kShortArgmaxK), its Batched twin with
+// half the slice, which rescans each result's slice from the operands it keeps resident in shared
+// memory (a rescan from global memory is then a large share of the work), where the device gives a
+// block that panel (batched_argmax_panel_bytes; the Serial kernel's panel holds a chunk's slices).
+// A smaller shape takes the Small argmax kernel, which gives it 4 times the blocks, or the Tiny one
+// where small_or_tiny says; and where even the Small kernel leaves multiprocessors idle and K is at
+// least two of its slices (a step of a Viterbi chain, (64 x 256) x (256 x 256)), the SplitK argmax
+// kernel, whose 16 x 16 tiles give 4 times the blocks and whose groups of threads split K, so that
+// each result's chain of dependent terms is 4 times shorter.
 constexpr std::int64_t kShortArgmaxK = 1024;
 
 Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& device) {
@@ -155,6 +181,14 @@ Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& devic
     const KernelInfo* tiled =
         required(argmax_kernel(KernelVariant::Tiled, q), KernelOperation::GemmArgmax, KernelVariant::Tiled, q);
     if (filled_tiles(tiled, q, s) >= multiprocessors) {
+        if (const KernelInfo* serial = argmax_kernel(KernelVariant::Serial, q)) {
+            const CatalogueRow& row = row_of(*serial);
+            const std::int64_t splits =
+                serial_splits(filled_tiles(serial, q, s), row.min_blocks * multiprocessors, s.k);
+            if (splits > 1 &&
+                batched_argmax_panel_bytes(row, chunk_of(row, s, splits)) <= device.shared_memory_per_block)
+                return {serial, splits};
+        }
         const KernelInfo* batched = argmax_kernel(KernelVariant::Batched, q);
         const bool fits =
             batched && batched_argmax_panel_bytes(row_of(*batched), s.k) <= device.shared_memory_per_block;
@@ -184,9 +218,11 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s, const DeviceL
     params.m = s.m, params.n = s.n, params.k = s.k, params.batch = q.batch;
     params.accumulate = q.options.accumulate ? 1 : 0;
     params.k_splits = static_cast<int>(p.choice.k_splits);
-    if (p.choice.k_splits > 1) p.fill = LaunchPlan::Fill::ResultWithZero;
-    if (row.operation == KernelOperation::GemmArgmax && row.variant == KernelVariant::Batched)
-        p.shared_bytes = static_cast<unsigned>(batched_argmax_panel_bytes(row, s.k));
+    if (p.choice.k_splits > 1)
+        p.fill = q.operation == Operation::GemmArgmax ? LaunchPlan::Fill::ResultWithZeroArgmaxWithNone
+                                                      : LaunchPlan::Fill::ResultWithZero;
+    if (stages_a_panel(row.operation, row.variant))
+        p.shared_bytes = static_cast<unsigned>(batched_argmax_panel_bytes(row, chunk_of(row, s, p.choice.k_splits)));
     // Kernels loop over M-tiles, N-tiles and batches, so any grid within the limits is correct.
     const std::int64_t grid_x = (s.n + row.tile.bn - 1) / row.tile.bn;
     if (grid_x > 0x7fffffff)

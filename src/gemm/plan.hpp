@@ -51,8 +51,14 @@ struct LaunchPlan {
     unsigned block = 0;
     unsigned shared_bytes = 0;  // dynamic shared memory
     // Written before the launch, with memsets on its stream: C with the semiring's zero (split-K
-    // combines its chunks into it), or the gradient with zeros (a backward pass that adds).
-    enum class Fill : std::uint8_t { None, ResultWithZero, GradientWithZero } fill = Fill::None;
+    // combines its chunks into it), and for the Serial argmax kernels the argmax with -1 as well, or
+    // the gradient with zeros (a backward pass that adds).
+    enum class Fill : std::uint8_t {
+        None,
+        ResultWithZero,
+        ResultWithZeroArgmaxWithNone,
+        GradientWithZero
+    } fill = Fill::None;
     bool launch = true;             // false: the fill is the whole answer (a backward pass with M or N = 0)
     TgGemmParams product{};         // the parameters of a product kernel,
     TgBackwardParams backward{};    // or of a backward one,

@@ -49,6 +49,10 @@ void launch(const LaunchPlan& p, const Request& q, CUfunction function, CUstream
     switch (p.fill) {
     case LaunchPlan::Fill::None: break;
     case LaunchPlan::Fill::ResultWithZero: fill_words(q.c, 4, q.batch, zero_word(q), stream); break;
+    case LaunchPlan::Fill::ResultWithZeroArgmaxWithNone:
+        fill_words(q.c, 4, q.batch, zero_word(q), stream);
+        fill_words(q.argmax, 4, q.batch, 0xffffffffu, stream);  // -1
+        break;
     case LaunchPlan::Fill::GradientWithZero: fill_words(q.grad, size_of(q.dtype), q.batch, 0u, stream); break;
     }
     if (!p.launch) return;

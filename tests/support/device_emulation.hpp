@@ -54,6 +54,9 @@ struct alignas(8) uint2 {
 struct alignas(8) int2 {
     int x, y;
 };
+struct alignas(16) int4 {
+    int x, y, z, w;
+};
 inline int2 make_int2(int x, int y) { return {x, y}; }
 
 namespace tg_emu {
@@ -294,5 +297,18 @@ T atomicAdd(T* p, T v) {
     const T old = *p;
     *p = old + v;
     return old;
+}
+inline int atomicExch(int* p, int v) {
+    const int old = *p;
+    *p = v;
+    return old;
+}
+// One block runs at a time and its threads in turn: memory is always coherent, and a lock another
+// block holds cannot be met (the Serial kernels' merge_serial), so there is nothing to wait for.
+inline void __threadfence() {}
+inline void __nanosleep(unsigned) {}
+template <class T>
+T __ldcg(const T* p) {
+    return *p;
 }
 using std::fabs;
