@@ -72,19 +72,9 @@ __device__ __forceinline__ void rescan_panel(const T (&acc)[TM][TN], int (&arg)[
             const T* const pa = slice + (i / VEC) * GROUP_M + row0 + i % VEC;
             const T* const pb = slice + BK * LDA + (j / VEC) * GROUP_N + col0 + j % VEC;
             int found = -1;
-            // same_term, with its NaN test taken out of the terms' loop: a float result that is not
-            // NaN is met by the term of equal bits alone (one compare per term instead of two).
-            if (!IsInt<T>::value && acc[i][j] != acc[i][j]) {
 #pragma unroll
-                for (int t = BK - 1; t >= 0; --t) {
-                    const T term = R::times(pa[t * LDA], pb[t * LDB]);
-                    if (term != term) found = t;
-                }
-            } else {
-#pragma unroll
-                for (int t = BK - 1; t >= 0; --t)
-                    if (bits(R::times(pa[t * LDA], pb[t * LDB])) == bits(acc[i][j])) found = t;
-            }
+            for (int t = BK - 1; t >= 0; --t)
+                if (same_term(R::times(pa[t * LDA], pb[t * LDB]), acc[i][j])) found = t;
             arg[i][j] = found < 0 ? -1 : -2 - (s * BK + found);
         }
 }
