@@ -3,6 +3,24 @@
 
 namespace tg {
 
+// The terms of a thread's 4 results, one k at a time from the group's staged A (one value) and B (4
+// values). KK > 0: a K of KK, unrolled whole, so that the trip count and the loop's bookkeeping
+// vanish (the common K of tensor networks: 8, 16, 32); KK = 0: any K.
+template <int KK, class R, class T>
+__device__ __forceinline__ void dense_terms(T (&acc)[4], const T* a, const T* b, int a_ld, int b_ld, int K) {
+    constexpr int VEC = 16 / sizeof(T);
+    const int n = KK > 0 ? KK : K;
+#pragma unroll(KK > 0 ? KK : 4)
+    for (int k = 0; k < n; ++k) {
+        const T x = a[k * a_ld];
+        Vec16<T> bv[4 / VEC];
+#pragma unroll
+        for (int g = 0; g < 4 / VEC; ++g) bv[g] = *reinterpret_cast<const Vec16<T>*>(b + k * b_ld + g * VEC);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[j] = R::mac(x, bv[j / VEC].v[j % VEC], acc[j]);
+    }
+}
+
 // Dense products: batches of products of at most SIDE x SIDE x SIDE (the row's tile: 32) whose A and
 // B are each one contiguous row-major array (ld equal to the columns), C row-major, all 16-byte
 // aligned, K and N whole 16-byte vectors (src/gemm/plan.cpp checks all of it, or plans the Tiny
@@ -71,7 +89,13 @@ __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
 
     const long long step = static_cast<long long>(gridDim.z) * G;
     if (static_cast<long long>(blockIdx.z) * G < p.batch) fetch(static_cast<long long>(blockIdx.z) * G);
+    // This thread's C vector in the group's product `mine`, moved a group on at each step (a 64-bit
+    // pointer kept rather than worked out from the product's index for every group).
+    T* c_next = element<T>(p.c, static_cast<long long>(blockIdx.z) * G + mine, row, col0);
+    const long long c_step = step * p.c.batch_stride;
     for (long long first = static_cast<long long>(blockIdx.z) * G; first < p.batch; first += step) {
+        T* const c = c_next;
+        c_next += c_step;
         __syncthreads();  // every thread is done reading the previous group
 #pragma unroll
         for (int r = 0; r < LOADS_A; ++r) {
@@ -99,17 +123,13 @@ __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
         T acc[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[j] = R::init();
-#pragma unroll 4
-        for (int k = 0; k < K; ++k) {
-            const T a = a_mine[k * a_ld];
-            Vec16<T> bv[4 / VEC];
-#pragma unroll
-            for (int g = 0; g < 4 / VEC; ++g) bv[g] = *reinterpret_cast<const Vec16<T>*>(b_mine + k * b_ld + g * VEC);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) acc[j] = R::mac(a, bv[j / VEC].v[j % VEC], acc[j]);
+        switch (K) {
+        case 8: dense_terms<8, R>(acc, a_mine, b_mine, a_ld, b_ld, K); break;
+        case 16: dense_terms<16, R>(acc, a_mine, b_mine, a_ld, b_ld, K); break;
+        case 32: dense_terms<32, R>(acc, a_mine, b_mine, a_ld, b_ld, K); break;
+        default: dense_terms<0, R>(acc, a_mine, b_mine, a_ld, b_ld, K); break;
         }
         // N is whole vectors and col0 a multiple of 4, so each vector is inside C or wholly past it.
-        T* const c = element<T>(p.c, b, row, col0);
 #pragma unroll
         for (int g = 0; g < 4 / VEC; ++g) {
             if (col0 + g * VEC >= N) break;
