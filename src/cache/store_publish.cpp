@@ -81,9 +81,12 @@ StoreWrite CacheStore::publish(int where, const std::string& name, std::span<con
     FileHandle fd;
     bool swept = false;
     // Another process clearing the cache may remove the folders, empty, between their creation and
-    // the open, or a sweeper the temp file before it is locked: each is made again (a few times)
-    // before the cache is called unusable.
-    for (int attempt = 0; attempt < 3 && !fd; ++attempt) {
+    // the open, or a sweeper the temp file before it is locked: each is made again, a moment later
+    // each time, before the cache is called unusable. (Three tries were too few on CI's 2-core
+    // machine: 8 of 32 warm-up processes clearing one cache took all three from a warming one.)
+    constexpr int kAttempts = 12;
+    for (int attempt = 0; attempt < kAttempts && !fd; ++attempt) {
+        if (attempt > 0) ::usleep(static_cast<useconds_t>(500 * attempt));  // let the clearing pass
         step(PublishStep::OpenFolder, name);
         opened = open_for_use(where, true);
         if (!opened.folder) return opened.why;
