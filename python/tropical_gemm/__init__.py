@@ -47,18 +47,14 @@ if _torch is not None:
 # them was about a third of `import tropical_gemm` (issue 14's fresh-process target).
 # name -> (module, whether it needs PyTorch); a module's own name stands for the module itself.
 _LAZY = {
-    "warm_up": ("cache", False),
-    "kernel_names": ("cache", False),
-    "cache_directory": ("cache", False),
-    "device_architectures": ("cache", False),
-    "WarmResult": ("cache", False),
-    "cache": ("cache", False),
-    "reference": ("reference", False),
-    "einsum": ("_einsum", True),
-    "einsum_path": ("_einsum", True),
-    "clear_einsum_graphs": ("_einsum", True),
-    "TropicalLinear": ("nn", True),
-    "nn": ("nn", True),
+    name: (module, needs_torch)
+    for module, needs_torch, names in (
+        ("cache", False, ("cache", "warm_up", "kernel_names", "cache_directory", "device_architectures", "WarmResult")),
+        ("reference", False, ("reference",)),
+        ("_einsum", True, ("einsum", "einsum_path", "clear_einsum_graphs")),
+        ("nn", True, ("nn", "TropicalLinear")),
+    )
+    for name in names
 }
 # The names that PyTorch brings, for the error that says so where it is missing.
 _TORCH_NAMES = ("ops", "matmul", "counting_matmul", "pack_bits", "PackedBits", "backtrack", "functional")

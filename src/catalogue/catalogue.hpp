@@ -45,7 +45,7 @@ constexpr int k_groups(const CatalogueRow& row) {
 const CatalogueRow& row_of(const KernelInfo& kernel);
 
 // Whether a kernel stages its slices into a panel in dynamic shared memory, sized by its launch
-// (the Batched and Serial argmax kernels: kernels/main_loop.cuh's PANEL; batched_argmax_panel_bytes).
+// (the Batched and Serial argmax kernels: kernels/main_loop.cuh's PANEL; src/gemm/plan.cpp sizes it).
 inline bool stages_a_panel(KernelOperation operation, KernelVariant variant) {
     return operation == KernelOperation::GemmArgmax &&
            (variant == KernelVariant::Batched || variant == KernelVariant::Serial);

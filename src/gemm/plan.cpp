@@ -9,15 +9,20 @@
 #include "catalogue/catalogue.hpp"
 
 namespace tropical::detail {
+namespace {
 
-std::size_t batched_argmax_panel_bytes(const CatalogueRow& row, std::int64_t k) {
+// The dynamic shared memory an argmax kernel with a panel (stages_a_panel) takes for a K of k per
+// block: min(slices of k, kTgPanelSlices) slices, at least one (kernel_params.h).
+std::size_t argmax_panel_bytes(const CatalogueRow& row, std::int64_t k) {
     const TileShape& t = row.tile;
     const int element = static_cast<int>(size_of(row.dtype));
     const std::int64_t slices = std::clamp<std::int64_t>((k + t.bk - 1) / t.bk, 1, kTgPanelSlices);
     return static_cast<std::size_t>(slices * tg_panel_slice_elements(t.bm, t.bn, t.bk, element) * element);
 }
 
-namespace {
+bool panel_fits(const CatalogueRow& row, std::int64_t k, const DeviceLimits& device) {
+    return argmax_panel_bytes(row, k) <= device.shared_memory_per_block;
+}
 
 constexpr std::int64_t kMaxGridY = 65535;
 constexpr std::int64_t kMaxGridZ = 65535;
@@ -168,7 +173,7 @@ std::int64_t serial_splits(std::int64_t tiles, std::int64_t slots, std::int64_t 
 // takes the Tiled argmax kernel, or, where K is short (below kShortArgmaxK), its Batched twin with
 // half the slice, which rescans each result's slice from the operands it keeps resident in shared
 // memory (a rescan from global memory is then a large share of the work), where the device gives a
-// block that panel (batched_argmax_panel_bytes; the Serial kernel's panel holds a chunk's slices).
+// block that panel (argmax_panel_bytes; the Serial kernel's panel holds a chunk's slices).
 // A smaller shape takes the Small argmax kernel, which gives it 4 times the blocks, or the Tiny one
 // where small_or_tiny says; and where even the Small kernel leaves multiprocessors idle and K is at
 // least two of its slices (a step of a Viterbi chain, (64 x 256) x (256 x 256)), the SplitK argmax
@@ -185,14 +190,10 @@ Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& devic
             const CatalogueRow& row = row_of(*serial);
             const std::int64_t splits =
                 serial_splits(filled_tiles(serial, q, s), row.min_blocks * multiprocessors, s.k);
-            if (splits > 1 &&
-                batched_argmax_panel_bytes(row, chunk_of(row, s, splits)) <= device.shared_memory_per_block)
-                return {serial, splits};
+            if (splits > 1 && panel_fits(row, chunk_of(row, s, splits), device)) return {serial, splits};
         }
         const KernelInfo* batched = argmax_kernel(KernelVariant::Batched, q);
-        const bool fits =
-            batched && batched_argmax_panel_bytes(row_of(*batched), s.k) <= device.shared_memory_per_block;
-        return {fits && s.k < kShortArgmaxK ? batched : tiled};
+        return {batched && panel_fits(row_of(*batched), s.k, device) && s.k < kShortArgmaxK ? batched : tiled};
     }
     const KernelInfo* small_kernel = argmax_kernel(KernelVariant::Small, q);
     const KernelInfo* split = argmax_kernel(KernelVariant::SplitK, q);
@@ -222,7 +223,7 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s, const DeviceL
         p.fill = q.operation == Operation::GemmArgmax ? LaunchPlan::Fill::ResultWithZeroArgmaxWithNone
                                                       : LaunchPlan::Fill::ResultWithZero;
     if (stages_a_panel(row.operation, row.variant))
-        p.shared_bytes = static_cast<unsigned>(batched_argmax_panel_bytes(row, chunk_of(row, s, p.choice.k_splits)));
+        p.shared_bytes = static_cast<unsigned>(argmax_panel_bytes(row, chunk_of(row, s, p.choice.k_splits)));
     // Kernels loop over M-tiles, N-tiles and batches, so any grid within the limits is correct.
     const std::int64_t grid_x = (s.n + row.tile.bn - 1) / row.tile.bn;
     if (grid_x > 0x7fffffff)

@@ -7,7 +7,6 @@
 #include <cstdint>
 
 #include <tropical/kernels.hpp>
-#include "catalogue/catalogue.hpp"
 #include "gemm/request.hpp"
 #include "gemm/validate.hpp"
 #include "kernel_params.h"
@@ -40,10 +39,6 @@ inline bool follows_on(const OperandRef& r, std::int64_t batch) {
 // depend on the GPU; the others may pass zeros. Throws Unsupported where the catalogue has no kernel
 // for the request.
 Choice choose_kernel(const Request& q, const Shape& s, const DeviceLimits& device);
-
-// The dynamic shared memory a Batched argmax kernel's launch takes for a K of k: its panel of
-// min(slices of K, kTgPanelSlices) slices, at least one (kernel_params.h).
-std::size_t batched_argmax_panel_bytes(const CatalogueRow& row, std::int64_t k);
 
 struct LaunchPlan {
     Choice choice{};
