@@ -15,6 +15,7 @@ struct Tiny {};     // the Small loop over 16 x 16 tiles and slices of 8, for ma
 struct Packed {};   // OrAnd on operands packed into 32-bit words along K (kernels/orand.cuh)
 struct Dense {};    // whole contiguous products of at most 32^3, as 16-byte vectors (kernels/dense.cuh)
 struct Serial {};   // argmax: the Batched loop over chunks of K, merged one block at a time per tile
+struct Wide {};     // whole contiguous products of up to 64 x 64 x 32, 4 x 4 results a thread (kernels/wide.cuh)
 
 // A product kernel of one row: C = A (x) B, with or without the argmax.
 template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>
@@ -37,6 +38,9 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
     } else if constexpr (IsSame<Variant, Dense>::value) {
         static_assert(!ARGMAX, "Dense products have no argmax (their argmax twins are Tiny rows)");
         gemm_dense<Cfg, S, T>(p);
+    } else if constexpr (IsSame<Variant, Wide>::value) {
+        static_assert(!ARGMAX, "Wide products have no argmax");
+        gemm_wide<Cfg, S, T>(p);
     } else {
         constexpr bool SERIAL = IsSame<Variant, Serial>::value;
         static_assert(!SERIAL || ARGMAX, "Serial rows are argmax rows (plain products split K with atomics)");

@@ -37,8 +37,8 @@ TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
     // 32-bit types, OrAnd's.
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 20 + 20 + 20 + 20 + 10 + 10 + 2);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
-    // Batched, Small, Tiny and Dense of every type and semiring, and counting's Batched and Small.
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Batched)], 20 + 20 + 20 + 20 + 4);
+    // Batched, Small, Tiny, Dense and Wide of every type and semiring, and counting's Batched and Small.
+    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Batched)], 20 + 20 + 20 + 20 + 20 + 4);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::PackBits)], 1);
     EXPECT_EQ(counts[static_cast<int>(KernelGroup::Backtrack)], 1);
     for (auto s : all_semirings) {

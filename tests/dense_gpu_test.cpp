@@ -1,10 +1,11 @@
-// The Dense kernels (kernels/dense.cuh): batches of products of at most 32 x 32 x 32 whose A and B
-// are each one contiguous row-major array and C row-major, 16-byte aligned, K and N whole 16-byte
-// vectors, as a tensor network's contractions of small tensors make them. Each test first checks
-// that the library plans the Dense kernel for its shape on this GPU, so that none passes on another
-// path; then C against the reference, exactly, with C poisoned: every type and semiring, sides below
-// the tile, aligned gaps between the matrices, a broadcast operand, accumulation, and the
-// semirings' edge values (NaN, both infinities, -0, the integer range's ends).
+// The Dense kernels (kernels/dense.cuh) and the Wide ones (kernels/wide.cuh): batches of products
+// of at most 32 x 32 x 32, and of sides up to 64 with a K up to 32, whose A and B are each one
+// contiguous row-major array and C row-major, 16-byte aligned, K and N whole 16-byte vectors, as a
+// tensor network's contractions of small tensors make them. Each test first checks that the library
+// plans the kernel it means for its shape on this GPU, so that none passes on another path; then C
+// against the reference, exactly, with C poisoned: every type and semiring, sides below the tile,
+// aligned gaps between the matrices, a broadcast operand, accumulation, and the semirings' edge
+// values (NaN, both infinities, -0, the integer range's ends).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -29,9 +30,13 @@ TYPED_TEST_SUITE(DenseGpu, AllCases, CaseName);
 
 using Problem = BatchProblem;
 
+// The Wide kernels' shapes here: a side past the Dense tile's 32 (and half the Wide tile or more, a
+// product per multiprocessor at least).
+bool wide(const Problem& p) { return p.shape.m > 32 || p.shape.n > 32; }
+
 template <class S, class T>
 void expect_dense(const Problem& p) {
-    expect_planned<S, T>(detail::Operation::Gemm, p, KernelVariant::Dense);
+    expect_planned<S, T>(detail::Operation::Gemm, p, wide(p) ? KernelVariant::Wide : KernelVariant::Dense);
 }
 
 // Row-major operands in one array each, `gap` elements between a batch's matrices (a multiple of
@@ -42,9 +47,23 @@ Geometries dense_geometry(std::int64_t count, std::int64_t gap) {
     return g;
 }
 
+// Each problem planned for its kernel, then plain and accumulating, typical values and ties, every
+// other one with aligned gaps between the matrices.
+template <class S, class T>
+void run_problems(Rng& rng, const std::vector<Problem>& problems) {
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        const Problem& p = problems[i];
+        expect_dense<S, T>(p);
+        const Geometries g = dense_geometry(p.count, i % 2 ? 4 : 0);
+        const Values values = i % 2 ? Values::Ties : Values::Typical;
+        check_gemm<S, T>(rng, p.shape, g, values, {.batched_api = true});
+        check_gemm<S, T>(rng, p.shape, g, values, {.accumulate = true, .batched_api = true});
+    }
+}
+
 // 32^3 (the whole tile), 32 x 32 x 8 and 16^3 (one and four products per block at a time), sides
 // that put 2, 10 and 64 products in a block, a single product, more products than one wave of
-// blocks holds and fewer; plain and accumulating, typical values and ties.
+// blocks holds and fewer.
 TYPED_TEST(DenseGpu, ManyDenseProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
@@ -62,14 +81,27 @@ TYPED_TEST(DenseGpu, ManyDenseProducts) {
                                            {{31, 8, 24}, 50},
                                            {{1, 4, 4}, 1000},
                                            {{17, 20, 12}, sms + 3}};
-    for (std::size_t i = 0; i < problems.size(); ++i) {
-        const Problem& p = problems[i];
-        expect_dense<S, T>(p);
-        const Geometries g = dense_geometry(p.count, i % 2 ? 4 : 0);
-        const Values values = i % 2 ? Values::Ties : Values::Typical;
-        check_gemm<S, T>(rng, p.shape, g, values, {.batched_api = true});
-        check_gemm<S, T>(rng, p.shape, g, values, {.accumulate = true, .batched_api = true});
-    }
+    run_problems<S, T>(rng, problems);
+}
+
+// The Wide kernels: several rounds of the resident blocks, 64 x 64 x 16, K of 32, 8 and 4 (the
+// unrolled and the general loops), sides below the tile and not multiples of 4 (rows of a thread past
+// M), about half the tile, a batch of exactly one product per multiprocessor. (The 64-bit types'
+// Tiled kernels take 64 x 64 tiles that fill the GPU twice, so those shapes keep fewer products.)
+TYPED_TEST(DenseGpu, ManyWideProducts) {
+    TROPICAL_REQUIRE_GPU();
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    const std::int64_t sms = multiprocessors();
+    run_problems<S, T>(rng, {{{44, 64, 16}, 9 * sms + 5},
+                             {{64, 64, 16}, sms + 5},
+                             {{64, 64, 32}, sms},
+                             {{61, 60, 8}, sms + 1},
+                             {{37, 64, 20}, sms + 2},
+                             {{36, 60, 4}, 2 * sms},
+                             {{40, 52, 28}, sms + 9},
+                             {{64, 40, 12}, 3 * sms}});
 }
 
 // One operand shared by every product of the batch (a batch stride of 0), as an einsum's broadcast
@@ -79,12 +111,14 @@ TYPED_TEST(DenseGpu, BroadcastOperand) {
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    const Problem p{{12, 16, 8}, multiprocessors() + 5};
-    expect_dense<S, T>(p);
-    for (const bool broadcast_a : {true, false}) {
-        Geometries g = dense_geometry(p.count, 0);
-        (broadcast_a ? g.a : g.b).broadcast = true;
-        check_gemm<S, T>(rng, p.shape, g, Values::Typical, {.batched_api = true});
+    for (const Problem& p :
+         {Problem{{12, 16, 8}, multiprocessors() + 5}, Problem{{64, 48, 16}, multiprocessors() + 5}}) {
+        expect_dense<S, T>(p);
+        for (const bool broadcast_a : {true, false}) {
+            Geometries g = dense_geometry(p.count, 0);
+            (broadcast_a ? g.a : g.b).broadcast = true;
+            check_gemm<S, T>(rng, p.shape, g, Values::Typical, {.batched_api = true});
+        }
     }
 }
 
@@ -111,7 +145,8 @@ TYPED_TEST(DenseGpu, EdgeValues) {
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    for (const Problem& p : {Problem{{16, 16, 16}, multiprocessors()}, Problem{{32, 32, 8}, multiprocessors()}})
+    for (const Problem& p : {Problem{{16, 16, 16}, multiprocessors()}, Problem{{32, 32, 8}, multiprocessors()},
+                             Problem{{64, 64, 16}, multiprocessors()}, Problem{{48, 44, 12}, multiprocessors()}})
         check_edge_values<S, T>(rng, p);
 }
 

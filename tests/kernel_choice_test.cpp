@@ -203,9 +203,9 @@ TEST(KernelChoice, TinyProductsTakeTheTinyKernels) {
     EXPECT_EQ(both({40, 36, 20}), "tropical_small_f32_maxplus tropical_small_argmax_f32_maxplus");
     EXPECT_EQ(both({16, 16, 17}), "tropical_small_f32_maxplus tropical_small_argmax_f32_maxplus");
     // Sides that fill the Small tile with a K beyond 16 stay there; tiles of 64 that fill the GPU
-    // take the Batched kernels first.
+    // take the Batched kernels first (a K of 16 laid out for vectors: the Wide ones, below).
     EXPECT_EQ(name_of(choose({32, 32, 17, 100000})), "tropical_small_f32_maxplus");
-    EXPECT_EQ(name_of(choose({64, 64, 16, 4096})), "tropical_batched_f32_maxplus");
+    EXPECT_EQ(name_of(choose({64, 64, 17, 4096})), "tropical_batched_f32_maxplus");
 }
 
 // A Tiny launch is one wave of the blocks the multiprocessors hold, looping over the batch; a batch
@@ -267,6 +267,46 @@ TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
         row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Dense, DType::F32, Semiring::MaxPlus)).min_blocks;
     const LaunchPlan launch = plan(request_of(p), s, {kH200, 0});
     EXPECT_EQ(launch.grid[2], static_cast<unsigned>(kH200 * per_sm));
+}
+
+// Products laid out as the Dense kernels' (contiguous row-major A and B, C row-major, whole vectors,
+// 16-byte aligned) with a side past 32, sides of at most 64 that cover half the 64 x 64 tile or more
+// and a K of at most 32 take the Wide kernels where they are at least one per multiprocessor: ahead
+// of the Batched kernels, whose tiles they fill. Fewer products, or narrower ones, keep the kernels
+// they had; argmax keeps its own rows.
+TEST(KernelChoice, WideProductsTakeTheWideKernels) {
+    EXPECT_EQ(name_of(choose({64, 64, 16, 4096})), "tropical_wide_f32_maxplus");
+    EXPECT_EQ(name_of(choose({64, 64, 32, kH200, DType::F64, Semiring::MinPlus})), "tropical_wide_f64_minplus");
+    EXPECT_EQ(name_of(choose({48, 48, 16, 8192, DType::I32, Semiring::MaxMin})), "tropical_wide_i32_maxmin");
+    EXPECT_EQ(name_of(choose({36, 60, 4, 1000, DType::I64, Semiring::MaxMul})), "tropical_wide_i64_maxmul");
+    EXPECT_EQ(name_of(choose({40, 52, 8, 1000})), "tropical_wide_f32_maxplus");
+    EXPECT_EQ(name_of(choose({64, 64, 16, 4096, DType::F32, Semiring::MaxPlus, true, 4})), "tropical_wide_f32_maxplus");
+    // Within the Dense tile: the Dense kernels; fewer products than multiprocessors, or less than half
+    // the tile: the Tiny ones (a K of at most 16).
+    EXPECT_EQ(name_of(choose({32, 32, 16, 4096})), "tropical_dense_f32_maxplus");
+    EXPECT_EQ(name_of(choose({64, 64, 16, kH200 - 1})), "tropical_tiny_f32_maxplus");
+    EXPECT_EQ(name_of(choose({40, 48, 8, 4096})), "tropical_tiny_f32_maxplus");
+    EXPECT_EQ(name_of(choose({33, 4, 4, 4096})), "tropical_tiny_f32_maxplus");
+    EXPECT_NE(choose({64, 64, 16, 4096}, kH200, Operation::GemmArgmax).kernel->variant, KernelVariant::Wide);
+    // The 64-bit types' Tiled kernels take 64 x 64 tiles where they fill two blocks per multiprocessor.
+    EXPECT_EQ(name_of(choose({64, 64, 16, 4096, DType::F64})), "tropical_gemm_f64_maxplus");
+    EXPECT_EQ(name_of(choose({44, 64, 16, 4096, DType::F64})), "tropical_wide_f64_maxplus");
+    // Not the Wide kernel's: a side past 64, K past 32, N or K not whole vectors, C column-major or
+    // unaligned.
+    for (const Product& p :
+         {Product{65, 64, 16, 4096}, Product{64, 68, 16, 4096}, Product{64, 64, 36, 4096}, Product{64, 62, 16, 4096},
+          Product{64, 64, 14, 4096}, Product{64, 64, 16, 4096, DType::F64, Semiring::MaxPlus, false, 1},
+          Product{64, 64, 16, 4096, DType::F32, Semiring::MaxPlus, false, 0, Layout::ColMajor}})
+        EXPECT_NE(choose(p).kernel->variant, KernelVariant::Wide) << p.m << " x " << p.n << " x " << p.k;
+    // One wave of resident blocks, looping over the batch.
+    const int per_sm =
+        row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Wide, DType::F32, Semiring::MaxPlus)).min_blocks;
+    const Product p{64, 64, 16, 4096};
+    const LaunchPlan launch = plan(request_of(p), Shape{p.m, p.n, p.k}, {kH200, 0});
+    EXPECT_EQ(launch.choice.kernel->variant, KernelVariant::Wide);
+    EXPECT_EQ(
+        std::to_string(launch.grid[0]) + "x" + std::to_string(launch.grid[1]) + "x" + std::to_string(launch.grid[2]),
+        "1x1x" + std::to_string(kH200 * per_sm));
 }
 
 // OrAnd: bytes go to the Tiled kernels (which pack them as they stage them) and packed operands to

@@ -37,10 +37,11 @@ enum class KernelVariant : std::uint8_t {
     Walk,     // a thread per row following pointers from step to step (the backtrack)
     Serial,   // argmax over chunks of K in separate blocks (f32, i32), whose (value, k) pairs merge into C
               // and argmax one block at a time per tile: a long K over too few 64 x 64 tiles
+    Wide,     // whole contiguous products of up to 64 x 64 x 32 read as 16-byte vectors (plain products)
 };
 
 // How the warm-up tool and listings group kernels: gemm (the Tiled, SplitK and Packed products),
-// gemm_argmax, batched (the Batched, Small, Tiny and Dense products), backward_a, backward_b, pack_bits,
+// gemm_argmax, batched (the Batched, Small, Tiny, Dense and Wide products), backward_a, backward_b, pack_bits,
 // backtrack.
 enum class KernelGroup : std::uint8_t { Gemm, GemmArgmax, Batched, BackwardA, BackwardB, PackBits, Backtrack };
 

@@ -72,13 +72,13 @@ const KernelInfo* small_or_tiny(const KernelInfo* small, const KernelInfo* tiny,
     return short_k || many_sparse ? tiny : small;
 }
 
-// The Dense kernel (kernels/dense.cuh) reads each product's A and B as one array of 16-byte vectors
-// and writes C's rows as vectors: it takes products within its row's sides (32 x 32 x 32) whose A
-// and B are contiguous row-major arrays, C row-major with rows of whole vectors, K and N whole
-// vectors, every matrix 16-byte aligned (its start and the batch stride).
-bool dense_fits(const KernelInfo* dense, const Request& q, const Shape& s) {
-    if (!dense) return false;
-    const TileShape& t = row_of(*dense).tile;
+// The Dense and Wide kernels (kernels/dense.cuh, kernels/wide.cuh) read each product's A and B as
+// one array of 16-byte vectors and write C's rows as vectors: they take products within their row's
+// sides (bm x bn x bk) whose A and B are contiguous row-major arrays, C row-major with rows of whole
+// vectors, K and N whole vectors, every matrix 16-byte aligned (its start and the batch stride).
+bool vectors_fit(const KernelInfo* kernel, const Request& q, const Shape& s) {
+    if (!kernel) return false;
+    const TileShape& t = row_of(*kernel).tile;
     const auto element = static_cast<std::int64_t>(size_of(q.dtype));
     const std::int64_t vec = 16 / element;
     const auto aligned = [&](const OperandRef& r) {
@@ -92,12 +92,21 @@ bool dense_fits(const KernelInfo* dense, const Request& q, const Shape& s) {
            q.c.ld % vec == 0 && aligned(q.c);
 }
 
+// Whether a product covers at least half of a (whole-product) kernel's tile: the Wide kernel's
+// threads past M and N idle.
+bool half_filled(const KernelInfo* kernel, const Shape& s) {
+    const TileShape& t = row_of(*kernel).tile;
+    return 2 * s.m * s.n >= t.bm * t.bn;
+}
+
 // Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
 // area is inside C) and that still gives the GPU enough blocks: the Tiled kernel with two blocks per
 // multiprocessor; failing that, its split-K twin, with K cut into chunks of at least kMinSplitChunk
 // where that fills at least 3/4 of those block slots in one wave (a long K over few tiles: 1024^3,
 // or 256 x 256 x 65536, which would otherwise leave most multiprocessors idle); the 64 x 64 Batched
-// kernel with one block per multiprocessor; else the Dense kernel where its layout fits (dense_fits);
+// kernel with one block per multiprocessor, but for at least a product per multiprocessor laid out
+// for the Wide kernel (vectors_fit) that fills half its tile or more (a block each, where the Batched
+// kernel's first loads of a short K are most of its blocks' lives); else the Dense kernel where its layout fits (vectors_fit);
 // else the 32 x 32 Small kernel, which gives a single small product 4 to 16 times more blocks than
 // the others, or for tiny products the 16 x 16 Tiny one (small_or_tiny).
 Choice choose_product(const Request& q, const Shape& s, std::int64_t multiprocessors) {
@@ -115,8 +124,12 @@ Choice choose_product(const Request& q, const Shape& s, std::int64_t multiproces
     }
     const KernelInfo* batched =
         required(product_kernel(KernelVariant::Batched, q), KernelOperation::Gemm, KernelVariant::Batched, q);
+    const KernelInfo* dense = product_kernel(KernelVariant::Dense, q);
+    if (const KernelInfo* wide = product_kernel(KernelVariant::Wide, q);
+        q.batch >= multiprocessors && !vectors_fit(dense, q, s) && vectors_fit(wide, q, s) && half_filled(wide, s))
+        return {wide};
     if (tiles(batched) >= multiprocessors) return {batched};
-    if (const KernelInfo* dense = product_kernel(KernelVariant::Dense, q); dense_fits(dense, q, s)) return {dense};
+    if (vectors_fit(dense, q, s)) return {dense};
     const KernelInfo* small = small_or_tiny(product_kernel(KernelVariant::Small, q),
                                             product_kernel(KernelVariant::Tiny, q), q, s, multiprocessors);
     return {small ? small : batched};
@@ -232,13 +245,14 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s, const DeviceL
     p.grid[0] = static_cast<unsigned>(grid_x);
     p.grid[1] = static_cast<unsigned>(std::min((s.m + row.tile.bm - 1) / row.tile.bm, kMaxGridY));
     p.grid[2] = static_cast<unsigned>(std::min(q.batch * p.choice.k_splits, kMaxGridZ));
-    // Tiny and Dense: one wave of the blocks the multiprocessors hold (the row's min_blocks each),
+    // Tiny, Dense and Wide: one wave of the blocks the multiprocessors hold (the row's min_blocks each),
     // looping over the batch, rather than a block per product, so that a block's setup (staging map,
     // tile counts, first addresses) is paid once for many products. Measured for Tiny on an H100:
     // 16384 x 32 x 32 x 8 6.7% faster, 65536 x 16^3 the same (bench/RESULTS.md). The Dense kernel
     // also loads a product while it computes the one before.
-    if ((row.variant == KernelVariant::Tiny || row.variant == KernelVariant::Dense) && row.min_blocks > 0 &&
-        device.multiprocessors > 0) {
+    if ((row.variant == KernelVariant::Tiny || row.variant == KernelVariant::Dense ||
+         row.variant == KernelVariant::Wide) &&
+        row.min_blocks > 0 && device.multiprocessors > 0) {
         const std::int64_t resident = device.multiprocessors * row.min_blocks;
         const std::int64_t tiles = std::int64_t{p.grid[0]} * p.grid[1];
         p.grid[2] =
