@@ -25,8 +25,38 @@ __device__ __forceinline__ void wide_terms(T (&acc)[4][4], const T* a, const T* 
     }
 }
 
+// A thread's 4 x 4 results into C at c (its first), rows past M and vectors past N left alone (N is
+// whole vectors and the first column a multiple of 4, so each vector is inside C or wholly past it).
+// ACCUMULATE: C = C_old (+) the results. Two instantiations, so that the plain store issues none of
+// the accumulating one's loads and sums (predicated off, they still took issue slots).
+template <bool ACCUMULATE, class R, class T>
+__device__ __forceinline__ void wide_store(const T (&acc)[4][4], T* c, long long ld, int rows, int cols) {
+    constexpr int VEC = 16 / sizeof(T);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        if (i >= rows) break;
+#pragma unroll
+        for (int g = 0; g < 4 / VEC; ++g) {
+            if (g * VEC >= cols) break;
+            Vec16<T> v;
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) {
+                v.v[e] = R::finish(acc[i][g * VEC + e]);
+                if constexpr (!IsInt<T>::value) v.v[e] = v.v[e] + T(0);  // -0 -> +0
+            }
+            Vec16<T>* const out = reinterpret_cast<Vec16<T>*>(c + i * ld + g * VEC);
+            if constexpr (ACCUMULATE) {
+                const Vec16<T> old = *out;
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) v.v[e] = R::plus(old.v[e] + T(0), v.v[e]);  // an old -0 as +0
+            }
+            *out = v;
+        }
+    }
+}
+
 // Wide products: batches of products of at most SIDE x SIDE with a K of at most the row's bk (64 x
-// 64 x 32), too wide for the Dense kernel's 4 results a thread, whose A and B are each one
+// 64 x 32; 16 for 64-bit types), too wide for the Dense kernel's 4 results a thread, whose A and B are each one
 // contiguous row-major array (ld equal to the columns), C row-major, all 16-byte aligned, K and N
 // whole 16-byte vectors (src/gemm/plan.cpp's wide_fits checks all of it). 4096 x 64 x 64 x 16 is
 // bound by memory if a product costs few instructions and the loads of one overlap the terms of
@@ -51,8 +81,10 @@ __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
     static_assert(LOADS * VEC * THREADS == SIDE * BK, "a product's A and B are whole loads of the block");
     // Integers are staged (the zero clamped to the sentinel); floats' -0 is normalised at the end.
     constexpr bool STAGE = IsInt<T>::value;
-    __shared__ __align__(16) T sa[BK * A_LD];
-    __shared__ __align__(16) T sb[BK * B_LD];
+    // Two products' operands: one product is staged while the one before may still be read, so a
+    // product costs one barrier, not two.
+    __shared__ __align__(16) T sa[2][BK * A_LD];
+    __shared__ __align__(16) T sb[2][BK * B_LD];
 
     const int t = threadIdx.x;
     const int M = static_cast<int>(p.m), N = static_cast<int>(p.n), K = static_cast<int>(p.k);
@@ -83,13 +115,17 @@ __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
 
     const long long step = gridDim.z;
     if (static_cast<long long>(blockIdx.z) < p.batch) fetch(blockIdx.z);
-    for (long long b = blockIdx.z; b < p.batch; b += step) {
-        __syncthreads();  // every thread is done reading the previous product
+    int buffer = 0;
+    for (long long b = blockIdx.z; b < p.batch; b += step, buffer ^= 1) {
+        // This buffer was last read for the product before the previous one: every thread finished
+        // that before the previous product's barrier, which this thread has passed.
+        T* const a_to = sa[buffer];
+        T* const b_to = sb[buffer];
 #pragma unroll
         for (int r = 0; r < LOADS; ++r) {
             if (a_at[r] >= 0) {
 #pragma unroll
-                for (int e = 0; e < VEC; ++e) sa[a_at[r] + e * A_LD] = STAGE ? R::stage(ra[r].v[e]) : ra[r].v[e];
+                for (int e = 0; e < VEC; ++e) a_to[a_at[r] + e * A_LD] = STAGE ? R::stage(ra[r].v[e]) : ra[r].v[e];
             }
             if (b_at[r] >= 0) {
                 Vec16<T> v = rb[r];
@@ -97,7 +133,7 @@ __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
 #pragma unroll
                     for (int e = 0; e < VEC; ++e) v.v[e] = R::stage(v.v[e]);
                 }
-                *reinterpret_cast<Vec16<T>*>(sb + b_at[r]) = v;
+                *reinterpret_cast<Vec16<T>*>(b_to + b_at[r]) = v;
             }
         }
         __syncthreads();
@@ -110,34 +146,19 @@ __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[i][j] = R::init();
         // Rows and columns past M and N read stale shared memory; their results are not stored.
+        const T* const a = a_to + row0;
+        const T* const bv = b_to + col0;
         switch (K) {
-        case 16: wide_terms<16, R>(acc, sa + row0, sb + col0, A_LD, B_LD, K); break;
-        case 32: wide_terms<32, R>(acc, sa + row0, sb + col0, A_LD, B_LD, K); break;
-        default: wide_terms<0, R>(acc, sa + row0, sb + col0, A_LD, B_LD, K); break;
+        case 16: wide_terms<16, R>(acc, a, bv, A_LD, B_LD, K); break;
+        case 32:
+            if constexpr (BK >= 32) wide_terms<32, R>(acc, a, bv, A_LD, B_LD, K);
+            else wide_terms<0, R>(acc, a, bv, A_LD, B_LD, K);
+            break;
+        default: wide_terms<0, R>(acc, a, bv, A_LD, B_LD, K); break;
         }
-        // N is whole vectors and col0 a multiple of 4, so each vector is inside C or wholly past it.
         T* const c = element<T>(p.c, b, row0, col0);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            if (row0 + i >= M) break;
-#pragma unroll
-            for (int g = 0; g < 4 / VEC; ++g) {
-                if (col0 + g * VEC >= N) break;
-                Vec16<T> v;
-#pragma unroll
-                for (int e = 0; e < VEC; ++e) {
-                    v.v[e] = R::finish(acc[i][g * VEC + e]);
-                    if constexpr (!STAGE) v.v[e] = v.v[e] + T(0);  // -0 -> +0
-                }
-                Vec16<T>* const out = reinterpret_cast<Vec16<T>*>(c + i * p.c.row_stride + g * VEC);
-                if (p.accumulate) {
-                    const Vec16<T> old = *out;
-#pragma unroll
-                    for (int e = 0; e < VEC; ++e) v.v[e] = R::plus(old.v[e] + T(0), v.v[e]);  // an old -0 as +0
-                }
-                *out = v;
-            }
-        }
+        if (p.accumulate) wide_store<true, R>(acc, c, p.c.row_stride, M - row0, N - col0);
+        else wide_store<false, R>(acc, c, p.c.row_stride, M - row0, N - col0);
     }
 }
 

@@ -271,12 +271,13 @@ TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
 
 // Products laid out as the Dense kernels' (contiguous row-major A and B, C row-major, whole vectors,
 // 16-byte aligned) with a side past 32, sides of at most 64 that cover half the 64 x 64 tile or more
-// and a K of at most 32 take the Wide kernels where they are at least one per multiprocessor: ahead
+// and a K of at most 32 (16 for 64-bit types) take the Wide kernels where they are at least one per multiprocessor: ahead
 // of the Batched kernels, whose tiles they fill. Fewer products, or narrower ones, keep the kernels
 // they had; argmax keeps its own rows.
 TEST(KernelChoice, WideProductsTakeTheWideKernels) {
     EXPECT_EQ(name_of(choose({64, 64, 16, 4096})), "tropical_wide_f32_maxplus");
-    EXPECT_EQ(name_of(choose({64, 64, 32, kH200, DType::F64, Semiring::MinPlus})), "tropical_wide_f64_minplus");
+    EXPECT_EQ(name_of(choose({64, 64, 32, kH200})), "tropical_wide_f32_maxplus");
+    EXPECT_EQ(name_of(choose({64, 64, 16, kH200, DType::F64, Semiring::MinPlus})), "tropical_wide_f64_minplus");
     EXPECT_EQ(name_of(choose({48, 48, 16, 8192, DType::I32, Semiring::MaxMin})), "tropical_wide_i32_maxmin");
     EXPECT_EQ(name_of(choose({36, 60, 4, 1000, DType::I64, Semiring::MaxMul})), "tropical_wide_i64_maxmul");
     EXPECT_EQ(name_of(choose({40, 52, 8, 1000})), "tropical_wide_f32_maxplus");
@@ -295,7 +296,8 @@ TEST(KernelChoice, WideProductsTakeTheWideKernels) {
     // unaligned.
     for (const Product& p :
          {Product{65, 64, 16, 4096}, Product{64, 68, 16, 4096}, Product{64, 64, 36, 4096}, Product{64, 62, 16, 4096},
-          Product{64, 64, 14, 4096}, Product{64, 64, 16, 4096, DType::F64, Semiring::MaxPlus, false, 1},
+          Product{64, 64, 14, 4096}, Product{44, 64, 18, 4096, DType::I64},
+          Product{64, 64, 16, 4096, DType::F64, Semiring::MaxPlus, false, 1},
           Product{64, 64, 16, 4096, DType::F32, Semiring::MaxPlus, false, 0, Layout::ColMajor}})
         EXPECT_NE(choose(p).kernel->variant, KernelVariant::Wide) << p.m << " x " << p.n << " x " << p.k;
     // One wave of resident blocks, looping over the batch.
