@@ -319,8 +319,9 @@ void register_all() {
         }
     for (auto [batch, states] : {std::pair{1, 1024}, std::pair{64, 256}, std::pair{512, 512}, std::pair{4096, 64}})
         add(fmt::format("chain/viterbi/f32/B{}xS{}", batch, states), 20, chain, batch, states);
-    for (const Product& p : {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}, Product{64, 64, 16, 4096},
-                             Product{64, 64, 32, 4096}, Product{48, 48, 16, 8192}})
+    for (const Product& p :
+         {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}, Product{64, 64, 16, 4096}, Product{64, 64, 32, 4096},
+          Product{48, 48, 16, 8192}, Product{40, 40, 16, 8192}, Product{24, 64, 16, 8192}})
         add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}", p.batch, p.m, p.n, p.k), 100, bandwidth, p);
     for (auto [how, name] :
          {std::pair{HostCall::DeviceHint, "gemm_call/f32/maxplus/64/device_hint"},

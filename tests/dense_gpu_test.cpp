@@ -32,8 +32,8 @@ TYPED_TEST_SUITE(DenseGpu, AllCases, CaseName);
 
 using Problem = BatchProblem;
 
-// The Wide kernels' shapes here: a side past the Dense tile's 32 (and half the Wide tile or more, a
-// product per multiprocessor at least).
+// The Wide kernels' shapes here: a side past the Dense tile's 32 (and a quarter of the Wide tile or
+// more, a product per multiprocessor at least).
 bool wide(const Problem& p) { return p.shape.m > 32 || p.shape.n > 32; }
 
 // The longest K of the type's Wide kernels (their row's bk: two products' operands in 48 KB).
@@ -95,7 +95,7 @@ TYPED_TEST(DenseGpu, ManyDenseProducts) {
 
 // The Wide kernels: several rounds of the resident blocks, 64 x 64 x 16, K of 32, 8 and 4 (the
 // unrolled and the general loops), sides below the tile and not multiples of 4 (rows of a thread past
-// M), about half the tile, a batch of exactly one product per multiprocessor; a K past the type's
+// M), about half and a quarter of the tile, a batch of exactly one product per multiprocessor; a K past the type's
 // Wide rows' is left to other kernels. (The 64-bit types' Tiled kernels take 64 x 64 tiles that
 // fill the GPU twice, so those shapes keep fewer products.)
 TYPED_TEST(DenseGpu, ManyWideProducts) {
@@ -106,7 +106,7 @@ TYPED_TEST(DenseGpu, ManyWideProducts) {
     const std::int64_t sms = multiprocessors();
     std::vector<Problem> problems = {{{44, 64, 16}, 9 * sms + 5}, {{64, 64, 16}, sms + 5}, {{64, 64, 32}, sms},
                                      {{61, 60, 8}, sms + 1},      {{37, 64, 20}, sms + 2}, {{36, 60, 4}, 2 * sms},
-                                     {{40, 52, 28}, sms + 9},     {{64, 40, 12}, 3 * sms}};
+                                     {{16, 64, 12}, sms + 3},     {{40, 52, 28}, sms + 9}, {{64, 40, 12}, 3 * sms}};
     std::erase_if(problems, [](const Problem& p) { return p.shape.k > wide_k<S, T>(); });
     run_problems<S, T>(rng, problems);
 }

@@ -270,7 +270,7 @@ TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
 }
 
 // Products laid out as the Dense kernels' (contiguous row-major A and B, C row-major, whole vectors,
-// 16-byte aligned) with a side past 32, sides of at most 64 that cover half the 64 x 64 tile or more
+// 16-byte aligned) with a side past 32, sides of at most 64 that cover a quarter of the 64 x 64 tile or more
 // and a K of at most 32 (16 for 64-bit types) take the Wide kernels where they are at least one per multiprocessor: ahead
 // of the Batched kernels, whose tiles they fill. Fewer products, or narrower ones, keep the kernels
 // they had; argmax keeps its own rows.
@@ -282,11 +282,12 @@ TEST(KernelChoice, WideProductsTakeTheWideKernels) {
     EXPECT_EQ(name_of(choose({36, 60, 4, 1000, DType::I64, Semiring::MaxMul})), "tropical_wide_i64_maxmul");
     EXPECT_EQ(name_of(choose({40, 52, 8, 1000})), "tropical_wide_f32_maxplus");
     EXPECT_EQ(name_of(choose({64, 64, 16, 4096, DType::F32, Semiring::MaxPlus, true, 4})), "tropical_wide_f32_maxplus");
-    // Within the Dense tile: the Dense kernels; fewer products than multiprocessors, or less than half
-    // the tile: the Tiny ones (a K of at most 16).
+    EXPECT_EQ(name_of(choose({16, 64, 8, 4096})), "tropical_wide_f32_maxplus");
+    // Within the Dense tile: the Dense kernels; fewer products than multiprocessors, or less than a
+    // quarter of the tile: the Tiny ones (a K of at most 16).
     EXPECT_EQ(name_of(choose({32, 32, 16, 4096})), "tropical_dense_f32_maxplus");
     EXPECT_EQ(name_of(choose({64, 64, 16, kH200 - 1})), "tropical_tiny_f32_maxplus");
-    EXPECT_EQ(name_of(choose({40, 48, 8, 4096})), "tropical_tiny_f32_maxplus");
+    EXPECT_EQ(name_of(choose({12, 64, 8, 4096})), "tropical_tiny_f32_maxplus");
     EXPECT_EQ(name_of(choose({33, 4, 4, 4096})), "tropical_tiny_f32_maxplus");
     EXPECT_NE(choose({64, 64, 16, 4096}, kH200, Operation::GemmArgmax).kernel->variant, KernelVariant::Wide);
     // The 64-bit types' Tiled kernels take 64 x 64 tiles where they fill two blocks per multiprocessor.
