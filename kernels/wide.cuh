@@ -55,77 +55,92 @@ __device__ __forceinline__ void wide_store(const T (&acc)[4][4], T* c, long long
     }
 }
 
+// A Wide block's shared memory: A staged transposed, its row of each k padded by a vector, which
+// halves the bank conflicts of the transposing stores (a padding of less than a vector would
+// misalign the reads of a thread's 4 rows); B as it is. A and B: one buffer's elements.
+template <class Cfg, class T>
+struct WideBuffers {
+    static constexpr int A_LD = Cfg::bm + 16 / static_cast<int>(sizeof(T)), B_LD = Cfg::bn;
+    static constexpr int A = Cfg::bk * A_LD, B = Cfg::bk * B_LD;
+};
+
 // Wide products: batches of products of at most SIDE x SIDE with a K of at most the row's bk (64 x
-// 64 x 32; 16 for 64-bit types), too wide for the Dense kernel's 4 results a thread, whose A and B are each one
-// contiguous row-major array (ld equal to the columns), C row-major, all 16-byte aligned, K and N
-// whole 16-byte vectors (src/gemm/plan.cpp's wide_fits checks all of it). 4096 x 64 x 64 x 16 is
-// bound by memory if a product costs few instructions and the loads of one overlap the terms of
-// another: the Batched kernel, whose 64 x 64 tile spends 168 registers on 8 x 8 results of 64
-// threads and a double buffer, holds 12 warps a multiprocessor, and a K of 16 is two of its slices,
-// so the first loads of each product are most of its blocks' lives. Here a block of 256 threads takes
-// one whole product at a time, 4 x 4 results a thread, from A staged transposed (a row per k) and B
-// as it is, both read as vectors; every thread loads the same vectors of every product, so where
-// each lands in shared memory is worked out once; the next product's vectors are in flight while one
-// is computed; C's rows are stored as vectors. No argmax: those products take other kernels.
-template <class Cfg, class S, class T>
-__device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
+// 64 x 32; 16 for 64-bit types), too wide for the Dense kernel's 4 results a thread, whose A and B
+// are each one contiguous row-major array (ld equal to the columns), C row-major, all 16-byte
+// aligned, K and N whole 16-byte vectors (src/gemm/plan.cpp's vectors_fit checks all of it).
+// 4096 x 64 x 64 x 16 is bound by memory if a product costs few instructions and the loads of one
+// overlap the terms of another: the Batched kernel, whose 64 x 64 tile spends 168 registers on 8 x 8
+// results of 64 threads and a double buffer, holds 12 warps a multiprocessor, and a K of 16 is two
+// of its slices, so the first loads of each product are most of its blocks' lives. Here a block of
+// 256 threads takes whole products, 4 x 4 results a thread, from A staged transposed (a row per k)
+// and B as it is, both read as vectors: one 64 x 64 product at a time, or as many narrower ones as
+// its threads and a buffer hold (a product takes ceil(M / 4) x ceil(N / 4) threads, numbered along
+// its rows, so that no lane idles past N). Every thread loads the same vectors of every group of
+// products, so where each lands in shared memory is worked out once; the next group's vectors are
+// in flight while one is computed; C's rows are stored as vectors. No argmax: those products take
+// other kernels.
+// GROUPED: several products per block at a time (G > 1), each thread's vectors tagged with their
+// product; else one, whose loads and stores need no such bookkeeping (the 64 x 64 products' path).
+template <class Cfg, class S, class T, bool GROUPED>
+__device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*sa)[WideBuffers<Cfg, T>::A],
+                                              T (*sb)[WideBuffers<Cfg, T>::B]) {
     using R = Ring<S, T>;
     constexpr int SIDE = Cfg::bm, BK = Cfg::bk, THREADS = Cfg::threads, VEC = 16 / sizeof(T);
     static_assert(Cfg::bn == SIDE && Cfg::tm == 4 && Cfg::tn == 4 && THREADS == SIDE * SIDE / 16,
                   "a thread owns 4 x 4 results of a SIDE x SIDE product");
-    // A's row of each k padded by a vector, which halves the bank conflicts of the transposing
-    // stores (a padding of less than a vector would misalign the reads of a thread's 4 rows).
-    constexpr int A_LD = SIDE + VEC, B_LD = SIDE;
-    // Vectors of A (and of B) a thread loads per product, at most: SIDE x BK of them for THREADS.
+    constexpr int A_LD = WideBuffers<Cfg, T>::A_LD, B_LD = WideBuffers<Cfg, T>::B_LD;
+    // Vectors of A (and of B) a thread loads per group, at most: a buffer holds SIDE x BK of them.
     constexpr int LOADS = SIDE * BK / VEC / THREADS;
-    static_assert(LOADS * VEC * THREADS == SIDE * BK, "a product's A and B are whole loads of the block");
+    static_assert(LOADS * VEC * THREADS == SIDE * BK, "a buffer's A and B are whole loads of the block");
     // Integers are staged (the zero clamped to the sentinel); floats' -0 is normalised at the end.
     constexpr bool STAGE = IsInt<T>::value;
-    // Two products' operands: one product is staged while the one before may still be read, so a
-    // product costs one barrier, not two.
-    __shared__ __align__(16) T sa[2][BK * A_LD];
-    __shared__ __align__(16) T sb[2][BK * B_LD];
 
     const int t = threadIdx.x;
     const int M = static_cast<int>(p.m), N = static_cast<int>(p.n), K = static_cast<int>(p.k);
-    const int k_vecs = K / VEC, n_vecs = N / VEC;
-    // Where this thread's vectors land in shared memory (-1: past the product): A's vector v is row
-    // v / k_vecs from column v % k_vecs * VEC, stored down sa's column; B's is row v / n_vecs.
+    const int k_vecs = K / VEC, n_vecs = N / VEC, a_vecs = M * k_vecs, b_vecs = K * n_vecs;
+    const int groups_n = (N + 3) / 4, per_product = (M + 3) / 4 * groups_n;  // threads
+    // Where this thread's vectors land in shared memory, with their product of the group in the
+    // bits from 16 up (-1: none): A's vector v of a product is row v / k_vecs from column
+    // v % k_vecs * VEC, stored down sa's column; B's is row v / n_vecs.
     int a_at[LOADS], b_at[LOADS];
 #pragma unroll
     for (int r = 0; r < LOADS; ++r) {
-        const int v = t + r * THREADS;
-        a_at[r] = v < M * k_vecs ? v % k_vecs * VEC * A_LD + v / k_vecs : -1;
-        b_at[r] = v < K * n_vecs ? v / n_vecs * B_LD + v % n_vecs * VEC : -1;
+        const int i = t + r * THREADS, ga = i / a_vecs, va = i % a_vecs, gb = i / b_vecs, vb = i % b_vecs;
+        a_at[r] = ga < G ? ga << 16 | (ga * K * A_LD + va % k_vecs * VEC * A_LD + va / k_vecs) : -1;
+        b_at[r] = gb < G ? gb << 16 | (gb * K * B_LD + vb / n_vecs * B_LD + vb % n_vecs * VEC) : -1;
     }
     Vec16<T> ra[LOADS], rb[LOADS];
-    auto fetch = [&](long long b) {
-        const Vec16<T>* const a = reinterpret_cast<const Vec16<T>*>(element<const T>(p.a, b, 0, 0));
-        const Vec16<T>* const bb = reinterpret_cast<const Vec16<T>*>(element<const T>(p.b, b, 0, 0));
+    auto fetch = [&](long long first) {
 #pragma unroll
         for (int r = 0; r < LOADS; ++r) {
-            if (a_at[r] >= 0) ra[r] = a[t + r * THREADS];
-            if (b_at[r] >= 0) rb[r] = bb[t + r * THREADS];
+            // (One product: the group's, which exists, and tags of 0.)
+            const int i = t + r * THREADS, ga = GROUPED ? a_at[r] >> 16 : 0, gb = GROUPED ? b_at[r] >> 16 : 0;
+            if (a_at[r] >= 0 && (!GROUPED || first + ga < p.batch))
+                ra[r] = reinterpret_cast<const Vec16<T>*>(element<const T>(p.a, first + ga, 0, 0))[i - ga * a_vecs];
+            if (b_at[r] >= 0 && (!GROUPED || first + gb < p.batch))
+                rb[r] = reinterpret_cast<const Vec16<T>*>(element<const T>(p.b, first + gb, 0, 0))[i - gb * b_vecs];
         }
     };
-    // This thread's results: rows row0 .. row0 + 3, columns col0 .. col0 + 3 (a warp: two rows of
-    // 16 threads, whose B vectors are distinct and A vectors two).
-    const int row0 = t / (SIDE / 4) * 4, col0 = t % (SIDE / 4) * 4;
-    const bool mine = row0 < M && col0 < N;
+    // This thread's results: product `mine` of the group, rows row0 .. row0 + 3, columns col0 ..
+    // col0 + 3 (64 x 64: a warp is two rows of 16 threads, whose B vectors are distinct and A
+    // vectors two).
+    const int mine = GROUPED ? t / per_product : (t < per_product ? 0 : 1), local = GROUPED ? t % per_product : t;
+    const int row0 = local / groups_n * 4, col0 = local % groups_n * 4;
 
-    const long long step = gridDim.z;
-    if (static_cast<long long>(blockIdx.z) < p.batch) fetch(blockIdx.z);
+    const long long step = static_cast<long long>(gridDim.z) * G;
+    if (static_cast<long long>(blockIdx.z) * G < p.batch) fetch(static_cast<long long>(blockIdx.z) * G);
     int buffer = 0;
-    for (long long b = blockIdx.z; b < p.batch; b += step, buffer ^= 1) {
-        // This buffer was last read for the product before the previous one: every thread finished
-        // that before the previous product's barrier, which this thread has passed.
+    for (long long first = static_cast<long long>(blockIdx.z) * G; first < p.batch; first += step, buffer ^= 1) {
+        // This buffer was last read for the group before the previous one: every thread finished
+        // that before the previous group's barrier, which this thread has passed.
         T* const a_to = sa[buffer];
         T* const b_to = sb[buffer];
 #pragma unroll
         for (int r = 0; r < LOADS; ++r) {
             if (a_at[r] >= 0) {
+                T* const to = a_to + (GROUPED ? a_at[r] & 0xffff : a_at[r]);
 #pragma unroll
-                for (int e = 0; e < VEC; ++e) a_to[a_at[r] + e * A_LD] = STAGE ? R::stage(ra[r].v[e]) : ra[r].v[e];
+                for (int e = 0; e < VEC; ++e) to[e * A_LD] = STAGE ? R::stage(ra[r].v[e]) : ra[r].v[e];
             }
             if (b_at[r] >= 0) {
                 Vec16<T> v = rb[r];
@@ -133,21 +148,23 @@ __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
 #pragma unroll
                     for (int e = 0; e < VEC; ++e) v.v[e] = R::stage(v.v[e]);
                 }
-                *reinterpret_cast<Vec16<T>*>(b_to + b_at[r]) = v;
+                *reinterpret_cast<Vec16<T>*>(b_to + (GROUPED ? b_at[r] & 0xffff : b_at[r])) = v;
             }
         }
         __syncthreads();
-        if (b + step < p.batch) fetch(b + step);  // in flight while this product is computed
-        if (!mine) continue;
+        if (first + step < p.batch) fetch(first + step);  // in flight while this group is computed
+        const long long b = first + mine;
+        if (mine >= G || b >= p.batch) continue;
 
         T acc[4][4];
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[i][j] = R::init();
-        // Rows and columns past M and N read stale shared memory; their results are not stored.
-        const T* const a = a_to + row0;
-        const T* const bv = b_to + col0;
+        // Rows past M read stale shared memory (columns past N are never a thread's); their results
+        // are not stored.
+        const T* const a = a_to + mine * K * A_LD + row0;
+        const T* const bv = b_to + mine * K * B_LD + col0;
         switch (K) {
         case 16: wide_terms<16, R>(acc, a, bv, A_LD, B_LD, K); break;
         case 32:
@@ -160,6 +177,18 @@ __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
         if (p.accumulate) wide_store<true, R>(acc, c, p.c.row_stride, M - row0, N - col0);
         else wide_store<false, R>(acc, c, p.c.row_stride, M - row0, N - col0);
     }
+}
+
+template <class Cfg, class S, class T>
+__device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
+    const int threads = (static_cast<int>(p.m) + 3) / 4 * ((static_cast<int>(p.n) + 3) / 4);  // a product's
+    const int G = min(Cfg::threads / threads, Cfg::bk / static_cast<int>(p.k));               // products at once
+    // Two groups' operands: one group is staged while the one before may still be read, so a group
+    // costs one barrier, not two. A product of the group takes K of a buffer's BK rows.
+    __shared__ __align__(16) T sa[2][WideBuffers<Cfg, T>::A];
+    __shared__ __align__(16) T sb[2][WideBuffers<Cfg, T>::B];
+    if (G > 1) wide_products<Cfg, S, T, true>(p, G, sa, sb);
+    else wide_products<Cfg, S, T, false>(p, 1, sa, sb);
 }
 
 }  // namespace tg

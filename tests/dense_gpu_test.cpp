@@ -95,18 +95,22 @@ TYPED_TEST(DenseGpu, ManyDenseProducts) {
 
 // The Wide kernels: several rounds of the resident blocks, 64 x 64 x 16, K of 32, 8 and 4 (the
 // unrolled and the general loops), sides below the tile and not multiples of 4 (rows of a thread past
-// M), about half and a quarter of the tile, a batch of exactly one product per multiprocessor; a K past the type's
-// Wide rows' is left to other kernels. (The 64-bit types' Tiled kernels take 64 x 64 tiles that
-// fill the GPU twice, so those shapes keep fewer products.)
+// M), about half and a quarter of the tile; two and three narrow products per block at a time, with
+// a last group short of products; a batch of exactly one product per multiprocessor; a K past the
+// type's Wide rows' is left to other kernels. (The 64-bit types' Tiled kernels take 64 x 64 tiles
+// that fill the GPU twice, so those shapes keep fewer products.)
 TYPED_TEST(DenseGpu, ManyWideProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     const std::int64_t sms = multiprocessors();
-    std::vector<Problem> problems = {{{44, 64, 16}, 9 * sms + 5}, {{64, 64, 16}, sms + 5}, {{64, 64, 32}, sms},
-                                     {{61, 60, 8}, sms + 1},      {{37, 64, 20}, sms + 2}, {{36, 60, 4}, 2 * sms},
-                                     {{16, 64, 12}, sms + 3},     {{40, 52, 28}, sms + 9}, {{64, 40, 12}, 3 * sms}};
+    std::vector<Problem> problems = {
+        {{44, 64, 16}, 9 * sms + 5}, {{64, 64, 16}, sms + 5},    {{64, 64, 32}, sms},
+        {{61, 60, 8}, sms + 1},      {{37, 64, 20}, sms + 2},    {{36, 60, 4}, 2 * sms},
+        {{16, 64, 12}, sms + 3},     {{40, 52, 28}, sms + 9},    {{64, 40, 12}, 3 * sms},
+        {{24, 64, 16}, 5 * sms + 1}, {{40, 40, 8}, 3 * sms + 1}, {{33, 36, 4}, 7 * sms + 2},
+        {{20, 64, 8}, sms}};
     std::erase_if(problems, [](const Problem& p) { return p.shape.k > wide_k<S, T>(); });
     run_problems<S, T>(rng, problems);
 }
@@ -118,8 +122,8 @@ TYPED_TEST(DenseGpu, BroadcastOperand) {
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    for (const Problem& p :
-         {Problem{{12, 16, 8}, multiprocessors() + 5}, Problem{{64, 48, 16}, multiprocessors() + 5}}) {
+    for (const Problem& p : {Problem{{12, 16, 8}, multiprocessors() + 5}, Problem{{64, 48, 16}, multiprocessors() + 5},
+                             Problem{{24, 64, 8}, 3 * multiprocessors()}}) {
         expect_dense<S, T>(p);
         for (const bool broadcast_a : {true, false}) {
             Geometries g = dense_geometry(p.count, 0);
@@ -153,7 +157,8 @@ TYPED_TEST(DenseGpu, EdgeValues) {
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     for (const Problem& p : {Problem{{16, 16, 16}, multiprocessors()}, Problem{{32, 32, 8}, multiprocessors()},
-                             Problem{{64, 64, 16}, multiprocessors()}, Problem{{48, 44, 12}, multiprocessors()}})
+                             Problem{{64, 64, 16}, multiprocessors()}, Problem{{48, 44, 12}, multiprocessors()},
+                             Problem{{40, 40, 8}, 2 * multiprocessors() + 1}})
         check_edge_values<S, T>(rng, p);
 }
 

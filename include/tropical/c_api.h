@@ -275,7 +275,7 @@ typedef struct tropical_kernel_info {
     const char* group;     /* "gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits" */
     const char* operation; /* "gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits" */
     const char*
-        variant; /* "tiled", "splitk", "batched", "small", "tiny", "dense", "scatter", "packed", "walk", "serial" */
+        variant; /* "tiled", "splitk", "batched", "small", "tiny", "dense", "wide", "scatter", "packed", "walk", "serial" */
     const char* dtype;    /* "f32", "f64", "i32", "i64", "u8" */
     const char* semiring; /* "maxplus", ..., "orand", or "any" for a kernel that takes it at launch (or has none) */
 } tropical_kernel_info;
