@@ -111,14 +111,19 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
     }
     Vec16<T> ra[LOADS], rb[LOADS];
     auto fetch = [&](long long first) {
+        // The group's first matrices, and how many products it has (the last group may have fewer):
+        // a thread's vector of product g is g batch strides on.
+        const T* const a0 = element<const T>(p.a, first, 0, 0);
+        const T* const b0 = element<const T>(p.b, first, 0, 0);
+        const int left = GROUPED ? static_cast<int>(min(p.batch - first, static_cast<long long>(G))) : 1;
 #pragma unroll
         for (int r = 0; r < LOADS; ++r) {
             // (One product: the group's, which exists, and tags of 0.)
             const int i = t + r * THREADS, ga = GROUPED ? a_at[r] >> 16 : 0, gb = GROUPED ? b_at[r] >> 16 : 0;
-            if (a_at[r] >= 0 && (!GROUPED || first + ga < p.batch))
-                ra[r] = reinterpret_cast<const Vec16<T>*>(element<const T>(p.a, first + ga, 0, 0))[i - ga * a_vecs];
-            if (b_at[r] >= 0 && (!GROUPED || first + gb < p.batch))
-                rb[r] = reinterpret_cast<const Vec16<T>*>(element<const T>(p.b, first + gb, 0, 0))[i - gb * b_vecs];
+            if (a_at[r] >= 0 && (!GROUPED || ga < left))
+                ra[r] = reinterpret_cast<const Vec16<T>*>(a0 + ga * p.a.batch_stride)[i - ga * a_vecs];
+            if (b_at[r] >= 0 && (!GROUPED || gb < left))
+                rb[r] = reinterpret_cast<const Vec16<T>*>(b0 + gb * p.b.batch_stride)[i - gb * b_vecs];
         }
     };
     // This thread's results: product `mine` of the group, rows row0 .. row0 + 3, columns col0 ..
