@@ -64,23 +64,9 @@ struct WideBuffers {
     static constexpr int A = Cfg::bk * A_LD, B = Cfg::bk * B_LD;
 };
 
-// Wide products: batches of products of at most SIDE x SIDE with a K of at most the row's bk (64 x
-// 64 x 32; 16 for 64-bit types), too wide for the Dense kernel's 4 results a thread, whose A and B
-// are each one contiguous row-major array (ld equal to the columns), C row-major, all 16-byte
-// aligned, K and N whole 16-byte vectors (src/gemm/plan.cpp's vectors_fit checks all of it).
-// 4096 x 64 x 64 x 16 is bound by memory if a product costs few instructions and the loads of one
-// overlap the terms of another: the Batched kernel, whose 64 x 64 tile spends 168 registers on 8 x 8
-// results of 64 threads and a double buffer, holds 12 warps a multiprocessor, and a K of 16 is two
-// of its slices, so the first loads of each product are most of its blocks' lives. Here a block of
-// 256 threads takes whole products, 4 x 4 results a thread, from A staged transposed (a row per k)
-// and B as it is, both read as vectors: one 64 x 64 product at a time, or as many narrower ones as
-// its threads and a buffer hold (a product takes ceil(M / 4) x ceil(N / 4) threads, numbered along
-// its rows, so that no lane idles past N). Every thread loads the same vectors of every group of
-// products, so where each lands in shared memory is worked out once; the next group's vectors are
-// in flight while one is computed; C's rows are stored as vectors. No argmax: those products take
-// other kernels.
-// GROUPED: several products per block at a time (G > 1), each thread's vectors tagged with their
-// product; else one, whose loads and stores need no such bookkeeping (the 64 x 64 products' path).
+// A Wide block's loop over its groups of products (gemm_wide below). GROUPED: G > 1 products per
+// block at a time, each thread's vectors tagged with their product; else one, whose loads and stores
+// need no such bookkeeping (the 64 x 64 products' path).
 template <class Cfg, class S, class T, bool GROUPED>
 __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*sa)[WideBuffers<Cfg, T>::A],
                                               T (*sb)[WideBuffers<Cfg, T>::B]) {
@@ -184,6 +170,21 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
     }
 }
 
+// Wide products: batches of products of at most SIDE x SIDE with a K of at most the row's bk (64 x
+// 64 x 32; 16 for 64-bit types), too wide for the Dense kernel's 4 results a thread, whose A and B
+// are each one contiguous row-major array (ld equal to the columns), C row-major, all 16-byte
+// aligned, K and N whole 16-byte vectors (src/gemm/plan.cpp's vectors_fit checks all of it).
+// 4096 x 64 x 64 x 16 is bound by memory if a product costs few instructions and the loads of one
+// overlap the terms of another: the Batched kernel, whose 64 x 64 tile spends 168 registers on 8 x 8
+// results of 64 threads and a double buffer, holds 12 warps a multiprocessor, and a K of 16 is two
+// of its slices, so the first loads of each product are most of its blocks' lives. Here a block of
+// 256 threads takes whole products, 4 x 4 results a thread, from A staged transposed (a row per k)
+// and B as it is, both read as vectors: one 64 x 64 product at a time, or as many narrower ones as
+// its threads and a buffer hold (a product takes ceil(M / 4) x ceil(N / 4) threads, numbered along
+// its rows, so that no lane idles past N). Every thread loads the same vectors of every group of
+// products, so where each lands in shared memory is worked out once; the next group's vectors are
+// in flight while one is computed; C's rows are stored as vectors. No argmax: those products take
+// other kernels.
 template <class Cfg, class S, class T>
 __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
     const int threads = (static_cast<int>(p.m) + 3) / 4 * ((static_cast<int>(p.n) + 3) / 4);  // a product's

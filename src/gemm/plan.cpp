@@ -105,11 +105,12 @@ bool quarter_filled(const KernelInfo* kernel, const Shape& s) {
 // area is inside C) and that still gives the GPU enough blocks: the Tiled kernel with two blocks per
 // multiprocessor; failing that, its split-K twin, with K cut into chunks of at least kMinSplitChunk
 // where that fills at least 3/4 of those block slots in one wave (a long K over few tiles: 1024^3,
-// or 256 x 256 x 65536, which would otherwise leave most multiprocessors idle); the 64 x 64 Batched
-// kernel with one block per multiprocessor, but for at least a product per multiprocessor laid out
-// for the Wide kernel (vectors_fit) that fills a quarter of its tile or more (a block each, where the Batched
-// kernel's first loads of a short K are most of its blocks' lives); else the Dense kernel where its layout fits (vectors_fit);
-// else the 32 x 32 Small kernel, which gives a single small product 4 to 16 times more blocks than
+// or 256 x 256 x 65536, which would otherwise leave most multiprocessors idle); the Wide kernel for
+// at least a product per multiprocessor laid out for it (vectors_fit) and past the Dense kernel's
+// sides, that covers a quarter of its tile or more (whole products per block, where the Batched
+// kernel's first loads of a short K are most of its blocks' lives); the 64 x 64 Batched kernel with
+// one block per multiprocessor; else the Dense kernel where its layout fits (vectors_fit); else the
+// 32 x 32 Small kernel, which gives a single small product 4 to 16 times more blocks than
 // the others, or for tiny products the 16 x 16 Tiny one (small_or_tiny).
 Choice choose_product(const Request& q, const Shape& s, std::int64_t multiprocessors) {
     auto tiles = [&](const KernelInfo* kernel) { return filled_tiles(kernel, q, s); };
@@ -250,8 +251,8 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s, const DeviceL
     // Tiny, Dense and Wide: one wave of the blocks the multiprocessors hold (the row's min_blocks each),
     // looping over the batch, rather than a block per product, so that a block's setup (staging map,
     // tile counts, first addresses) is paid once for many products. Measured for Tiny on an H100:
-    // 16384 x 32 x 32 x 8 6.7% faster, 65536 x 16^3 the same (bench/RESULTS.md). The Dense kernel
-    // also loads a product while it computes the one before.
+    // 16384 x 32 x 32 x 8 6.7% faster, 65536 x 16^3 the same (bench/RESULTS.md). The Dense and Wide
+    // kernels also load a product while they compute the one before.
     if ((row.variant == KernelVariant::Tiny || row.variant == KernelVariant::Dense ||
          row.variant == KernelVariant::Wide) &&
         row.min_blocks > 0 && device.multiprocessors > 0) {
