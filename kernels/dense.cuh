@@ -3,6 +3,25 @@
 
 namespace tg {
 
+// Staging a 16-byte vector of A or B into shared memory, as the Dense and Wide kernels do: integers
+// are staged (the zero clamped to the sentinel), floats stored as they are (their -0 is normalised
+// in the epilogue). A's vector goes down a column of its transposed copy from `at`, `ld` apart;
+// B's stays a vector.
+template <class R, class T>
+__device__ __forceinline__ void stage_down(T* to, int at, int ld, const Vec16<T>& v) {
+#pragma unroll
+    for (int e = 0; e < 16 / static_cast<int>(sizeof(T)); ++e)
+        to[at + e * ld] = IsInt<T>::value ? R::stage(v.v[e]) : v.v[e];
+}
+template <class R, class T>
+__device__ __forceinline__ void stage_vector(T* to, Vec16<T> v) {
+    if constexpr (IsInt<T>::value) {
+#pragma unroll
+        for (int e = 0; e < 16 / static_cast<int>(sizeof(T)); ++e) v.v[e] = R::stage(v.v[e]);
+    }
+    *reinterpret_cast<Vec16<T>*>(to) = v;
+}
+
 // The terms of a thread's 4 results, one k at a time from the group's staged A (one value) and B (4
 // values). KK > 0: a K of KK, unrolled whole, so that the trip count and the loop's bookkeeping
 // vanish (the common K of tensor networks: 8, 16, 32); KK = 0: any K.
@@ -43,7 +62,7 @@ __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
     constexpr int A_CAP = 2 * SIDE * SIDE, B_CAP = SIDE * SIDE;
     // Vectors a thread loads per group of products (the group's A holds at most A_CAP values).
     constexpr int LOADS_A = A_CAP / VEC / THREADS, LOADS_B = B_CAP / VEC / THREADS;
-    // Integers are staged (the zero clamped to the sentinel); floats' -0 is normalised at the end.
+    // Integers are staged (stage_down, stage_vector); floats' -0 is normalised at the end.
     constexpr bool STAGE = IsInt<T>::value;
     __shared__ T sa[A_CAP];
     __shared__ __align__(16) T sb[B_CAP];
@@ -98,23 +117,11 @@ __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
         c_next += c_step;
         __syncthreads();  // every thread is done reading the previous group
 #pragma unroll
-        for (int r = 0; r < LOADS_A; ++r) {
-            if (a_of[r] < G) {
+        for (int r = 0; r < LOADS_A; ++r)
+            if (a_of[r] < G) stage_down<R>(sa, a_at[r], a_ld, ra[r]);
 #pragma unroll
-                for (int e = 0; e < VEC; ++e) sa[a_at[r] + e * a_ld] = STAGE ? R::stage(ra[r].v[e]) : ra[r].v[e];
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < LOADS_B; ++r) {
-            if (b_of[r] < G) {
-                Vec16<T> v = rb[r];
-                if constexpr (STAGE) {
-#pragma unroll
-                    for (int e = 0; e < VEC; ++e) v.v[e] = R::stage(v.v[e]);
-                }
-                *reinterpret_cast<Vec16<T>*>(sb + b_at[r]) = v;
-            }
-        }
+        for (int r = 0; r < LOADS_B; ++r)
+            if (b_of[r] < G) stage_vector<R>(sb + b_at[r], rb[r]);
         __syncthreads();
         if (first + step < p.batch) fetch(first + step);  // in flight while this group is computed
 

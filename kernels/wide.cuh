@@ -78,8 +78,6 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
     // Vectors of A (and of B) a thread loads per group, at most: a buffer holds SIDE x BK of them.
     constexpr int LOADS = SIDE * BK / VEC / THREADS;
     static_assert(LOADS * VEC * THREADS == SIDE * BK, "a buffer's A and B are whole loads of the block");
-    // Integers are staged (the zero clamped to the sentinel); floats' -0 is normalised at the end.
-    constexpr bool STAGE = IsInt<T>::value;
 
     const int t = threadIdx.x;
     const int M = static_cast<int>(p.m), N = static_cast<int>(p.n), K = static_cast<int>(p.k);
@@ -128,19 +126,8 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
         T* const b_to = sb[buffer];
 #pragma unroll
         for (int r = 0; r < LOADS; ++r) {
-            if (a_at[r] >= 0) {
-                T* const to = a_to + (GROUPED ? a_at[r] & 0xffff : a_at[r]);
-#pragma unroll
-                for (int e = 0; e < VEC; ++e) to[e * A_LD] = STAGE ? R::stage(ra[r].v[e]) : ra[r].v[e];
-            }
-            if (b_at[r] >= 0) {
-                Vec16<T> v = rb[r];
-                if constexpr (STAGE) {
-#pragma unroll
-                    for (int e = 0; e < VEC; ++e) v.v[e] = R::stage(v.v[e]);
-                }
-                *reinterpret_cast<Vec16<T>*>(b_to + (GROUPED ? b_at[r] & 0xffff : b_at[r])) = v;
-            }
+            if (a_at[r] >= 0) stage_down<R>(a_to, GROUPED ? a_at[r] & 0xffff : a_at[r], A_LD, ra[r]);
+            if (b_at[r] >= 0) stage_vector<R>(b_to + (GROUPED ? b_at[r] & 0xffff : b_at[r]), rb[r]);
         }
         __syncthreads();
         if (first + step < p.batch) fetch(first + step);  // in flight while this group is computed
