@@ -6,8 +6,9 @@
 //             step, for B sequences over S states, in µs per step: eager launches, one CUDA graph
 //             replaying all steps, and the kernel time of one step (launches back to back); and
 //             the walk back (the best final states, then tropical::backtrack) in µs;
-//   bandwidth/ batched products of tiny matrices, as the bytes they must move (A and B read once,
-//             C written once) per second and as a fraction of HBM bandwidth;
+//   bandwidth/ batched products of tiny matrices, and row vectors times a matrix (one and a batch,
+//             plain and with argmax), as the bytes they must move (A and B read once, C and the
+//             argmax written once) per second and as a fraction of HBM bandwidth;
 //   host/     the host time of one warm asynchronous tropical::gemm call (64^3 on a stream), with
 //             and without the device hint (and with it from a thread where the device's context is
 //             current, as in a PyTorch program), and its floor: the driver's cuLaunchKernel alone, of the
@@ -144,7 +145,7 @@ void bandwidth(benchmark::State& state, Product p) {
     if (!gpu_available(state)) return;
     const ProductInputs inputs(p);
     state.counters["copies"] = inputs.copies();
-    const double median = time_launches(state, [&](std::size_t i) { inputs.launch(i, false); });
+    const double median = time_launches(state, [&](std::size_t i) { inputs.launch(i, p.with_argmax); });
     const double gbps = ProductInputs::bytes(p) / median * 1e-9;
     state.counters["median_us"] = median * 1e6;
     state.counters["GBps"] = gbps;
@@ -323,6 +324,15 @@ void register_all() {
          {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}, Product{64, 64, 16, 4096}, Product{64, 64, 32, 4096},
           Product{48, 48, 16, 8192}, Product{40, 40, 16, 8192}, Product{24, 64, 16, 8192}})
         add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}", p.batch, p.m, p.n, p.k), 100, bandwidth, p);
+    // Row vectors times a matrix (the Vector kernels): one, and a batch.
+    for (const Product& p : {Product{1, 1024, 1024}, Product{1, 4096, 4096}, Product{1, 256, 256, 1024}})
+        for (bool with_argmax : {false, true}) {
+            Product q = p;
+            q.with_argmax = with_argmax;
+            add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}/{}", q.batch, q.m, q.n, q.k,
+                            with_argmax ? "argmax" : "plain"),
+                100, bandwidth, q);
+        }
     for (auto [how, name] :
          {std::pair{HostCall::DeviceHint, "gemm_call/f32/maxplus/64/device_hint"},
           std::pair{HostCall::NoHint, "gemm_call/f32/maxplus/64/no_hint"},

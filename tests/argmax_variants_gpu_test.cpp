@@ -76,7 +76,8 @@ TYPED_TEST(ArgmaxVariantsGpu, SmallProducts) {
 // A few small products with a longer K: the SplitK argmax kernel (fewer 32 x 32 tiles than SMs), whose
 // groups of threads each take 16 of every 64 k. Ties everywhere, so that equal values meet in
 // different groups and the smallest k must win there; K not a multiple of the slice; a chain step
-// of a Viterbi decoder (64 x 256 x 256) and a row times a matrix (1 x 1024 x 1024); a batch.
+// of a Viterbi decoder (64 x 256 x 256) and 5 rows times a matrix (one more row than the Vector
+// kernels take: tests/vector_gpu_test.cpp); a batch.
 TYPED_TEST(ArgmaxVariantsGpu, SplitKProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
@@ -84,7 +85,7 @@ TYPED_TEST(ArgmaxVariantsGpu, SplitKProducts) {
     TROPICAL_TEST_RNG(rng);
     const std::vector<std::pair<Shape, std::int64_t>> problems = {
         {{33, 31, 70}, 1},    {{256, 256, 256}, 1}, {{100, 3, 513}, 1}, {{64, 256, 256}, 1},
-        {{1, 1024, 1024}, 1}, {{17, 40, 129}, 3},   {{32, 32, 64}, 5}};
+        {{5, 1024, 1024}, 1}, {{17, 40, 129}, 3},   {{32, 32, 64}, 5}};
     for (std::size_t i = 0; i < problems.size(); ++i) {
         const auto& [s, batch] = problems[i];
         ASSERT_EQ((planned_variant<S, T>(s, batch)), KernelVariant::SplitK) << describe(s) << " x " << batch;

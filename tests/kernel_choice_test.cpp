@@ -143,7 +143,7 @@ TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
     for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
         EXPECT_EQ(argmax({256, 256, 256, 1, t}), "tropical_splitk_argmax_" + std::string(to_string(t)) + "_maxplus");
     EXPECT_EQ(argmax({64, 256, 256, 1, DType::F32, Semiring::MinMax}), "tropical_splitk_argmax_f32_minmax");
-    EXPECT_EQ(argmax({1, 1024, 1024}), "tropical_splitk_argmax_f32_maxplus");
+    EXPECT_EQ(argmax({5, 1024, 1024}), "tropical_splitk_argmax_f32_maxplus");
     EXPECT_EQ(argmax({100, 3, 64}), "tropical_splitk_argmax_f32_maxplus");
     EXPECT_EQ(argmax({100, 3, 63}), "tropical_small_argmax_f32_maxplus");
     EXPECT_EQ(argmax({32, 32, 256, 131}), "tropical_splitk_argmax_f32_maxplus");
@@ -310,6 +310,42 @@ TEST(KernelChoice, WideProductsTakeTheWideKernels) {
     EXPECT_EQ(
         std::to_string(launch.grid[0]) + "x" + std::to_string(launch.grid[1]) + "x" + std::to_string(launch.grid[2]),
         "1x1x" + std::to_string(kH200 * per_sm));
+}
+
+// An A of at most 4 rows (a row vector times a matrix: a Viterbi step over one sequence) with a K of
+// at least 64 and a row-major B takes the Vector kernels, plain and with argmax, whatever the type,
+// semiring, A's and C's layouts, in batches of fewer products than multiprocessors; a grid of
+// 8-column strips by 4-row tiles by the batch.
+TEST(KernelChoice, RowVectorsTakeTheVectorKernels) {
+    const auto both = [](const Product& p) {
+        return name_of(choose(p)) + " " + name_of(choose(p, kH200, Operation::GemmArgmax));
+    };
+    EXPECT_EQ(both({1, 1024, 1024}), "tropical_vector_f32_maxplus tropical_vector_argmax_f32_maxplus");
+    EXPECT_EQ(both({4, 100, 64, 1, DType::I64, Semiring::MinMax}),
+              "tropical_vector_i64_minmax tropical_vector_argmax_i64_minmax");
+    EXPECT_EQ(both({2, 1, 100000, 7, DType::F64, Semiring::MaxMul}),
+              "tropical_vector_f64_maxmul tropical_vector_argmax_f64_maxmul");
+    EXPECT_EQ(both({3, 65536, 512, 1, DType::I32, Semiring::MaxMin, false, 0, Layout::ColMajor}),
+              "tropical_vector_i32_maxmin tropical_vector_argmax_i32_maxmin");
+    EXPECT_EQ(name_of(choose({1, 256, 256, 1, DType::F32, Semiring::MaxPlus, true})), "tropical_vector_f32_maxplus");
+    EXPECT_EQ(both({1, 256, 256, kH200 - 1}), "tropical_vector_f32_maxplus tropical_vector_argmax_f32_maxplus");
+    // Five rows, a K below 64, a product per multiprocessor or more, or B column-major: the tiled
+    // kernels.
+    EXPECT_EQ(both({1, 256, 256, kH200}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(both({5, 1024, 1024}), "tropical_small_f32_maxplus tropical_splitk_argmax_f32_maxplus");
+    EXPECT_EQ(both({1, 1024, 63}), "tropical_small_f32_maxplus tropical_small_argmax_f32_maxplus");
+    Request q = request_of({1, 1024, 1024});
+    q.b = {nullptr, 1024, 1024, 1024, Layout::ColMajor, 0};
+    EXPECT_NE(choose_kernel(q, Shape{1, 1024, 1024}, {kH200, kH200Shared}).kernel->variant, KernelVariant::Vector);
+    const Product p{3, 1001, 4096, 5};
+    const LaunchPlan launch = plan(request_of(p, Operation::GemmArgmax), Shape{p.m, p.n, p.k}, {kH200, kH200Shared});
+    EXPECT_EQ(name_of(launch.choice), "tropical_vector_argmax_f32_maxplus");
+    EXPECT_EQ(
+        std::to_string(launch.grid[0]) + "x" + std::to_string(launch.grid[1]) + "x" + std::to_string(launch.grid[2]),
+        "126x1x5");
+    EXPECT_EQ(launch.block, 512u);
+    EXPECT_EQ(launch.shared_bytes, 0u);
+    EXPECT_EQ(launch.fill, LaunchPlan::Fill::None);
 }
 
 // OrAnd: bytes go to the Tiled kernels (which pack them as they stage them) and packed operands to

@@ -34,11 +34,13 @@ std::span<const CatalogueRow> catalogue_rows() noexcept;
 
 // The groups of threads a row's block splits each slice of K among: bk / sk for the rows of the
 // Small loop (kernels/small.cuh: Small and Tiny, which take a slice whole, and the argmax SplitK
-// ones), 1 for the others. A tiled row's threads are its tile's, (bm / tm) * (bn / tn), times these.
+// ones) and for the Vector rows (kernels/vector.cuh: a group per k of a slice), 1 for the others.
+// A tiled row's threads are its tile's, (bm / tm) * (bn / tn), times these.
 constexpr int k_groups(const CatalogueRow& row) {
-    const bool small_loop = row.variant == KernelVariant::Small || row.variant == KernelVariant::Tiny ||
-                            (row.variant == KernelVariant::SplitK && row.operation == KernelOperation::GemmArgmax);
-    return small_loop && row.tile.sk > 0 ? row.tile.bk / row.tile.sk : 1;
+    const bool split = row.variant == KernelVariant::Small || row.variant == KernelVariant::Tiny ||
+                       row.variant == KernelVariant::Vector ||
+                       (row.variant == KernelVariant::SplitK && row.operation == KernelOperation::GemmArgmax);
+    return split && row.tile.sk > 0 ? row.tile.bk / row.tile.sk : 1;
 }
 
 // The row of a registry kernel.

@@ -101,6 +101,19 @@ bool quarter_filled(const KernelInfo* kernel, const Shape& s) {
     return 4 * s.m * s.n >= t.bm * t.bn;
 }
 
+// The Vector kernels (kernels/vector.cuh) take an A of at most their bm rows (a row vector times a
+// matrix: a Viterbi step over one sequence) times a B whose columns are contiguous, with a K of at
+// least one k for each of their groups of threads, in batches of fewer products than
+// multiprocessors. The tiled kernels would spend 16 or 32 rows of a tile on such a product, most of
+// them padding, with one block per 16 or 32 columns: on the H200 1 x 1024 x 1024 took 9.5 us
+// against 34 (bench/RESULTS.md). A batch of 1024 products of 1 x 256 x 256, whose products fill the
+// GPU by themselves, ran 2.3 times slower on them than on the Tiny and Small kernels.
+bool vector_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std::int64_t multiprocessors) {
+    if (!kernel) return false;
+    const TileShape& t = row_of(*kernel).tile;
+    return s.m <= t.bm && s.k >= t.bk && q.b.layout == Layout::RowMajor && q.batch < multiprocessors;
+}
+
 // Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
 // area is inside C) and that still gives the GPU enough blocks: the Tiled kernel with two blocks per
 // multiprocessor; failing that, its split-K twin, with K cut into chunks of at least kMinSplitChunk
@@ -108,7 +121,8 @@ bool quarter_filled(const KernelInfo* kernel, const Shape& s) {
 // or 256 x 256 x 65536, which would otherwise leave most multiprocessors idle); the Wide kernel for
 // at least a product per multiprocessor laid out for it (vectors_fit) and past the Dense kernel's
 // sides, that covers a quarter of its tile or more (whole products per block, where the Batched
-// kernel's first loads of a short K are most of its blocks' lives); the 64 x 64 Batched kernel with
+// kernel's first loads of a short K are most of its blocks' lives); the Vector kernel for a few
+// products of an A of a few rows (vector_fits); the 64 x 64 Batched kernel with
 // one block per multiprocessor; else the Dense kernel where its layout fits (vectors_fit); else the
 // 32 x 32 Small kernel, which gives a single small product 4 to 16 times more blocks than
 // the others, or for tiny products the 16 x 16 Tiny one (small_or_tiny).
@@ -131,6 +145,8 @@ Choice choose_product(const Request& q, const Shape& s, std::int64_t multiproces
     if (const KernelInfo* wide = product_kernel(KernelVariant::Wide, q);
         q.batch >= multiprocessors && !vectors_fit(dense, q, s) && vectors_fit(wide, q, s) && quarter_filled(wide, s))
         return {wide};
+    if (const KernelInfo* vector = product_kernel(KernelVariant::Vector, q); vector_fits(vector, q, s, multiprocessors))
+        return {vector};
     if (tiles(batched) >= multiprocessors) return {batched};
     if (vectors_fit(dense, q, s)) return {dense};
     const KernelInfo* small = small_or_tiny(product_kernel(KernelVariant::Small, q),
@@ -190,7 +206,8 @@ std::int64_t serial_splits(std::int64_t tiles, std::int64_t slots, std::int64_t 
 // half the slice, which rescans each result's slice from the operands it keeps resident in shared
 // memory (a rescan from global memory is then a large share of the work), where the device gives a
 // block that panel (argmax_panel_bytes; the Serial kernel's panel holds a chunk's slices).
-// A smaller shape takes the Small argmax kernel, which gives it 4 times the blocks, or the Tiny one
+// An A of a few rows takes the Vector argmax kernel (vector_fits). Another smaller shape takes the
+// Small argmax kernel, which gives it 4 times the blocks, or the Tiny one
 // where small_or_tiny says; and where even the Small kernel leaves multiprocessors idle and K is at
 // least two of its slices (a step of a Viterbi chain, (64 x 256) x (256 x 256)), the SplitK argmax
 // kernel, whose 16 x 16 tiles give 4 times the blocks and whose groups of threads split K, so that
@@ -211,6 +228,8 @@ Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& devic
         const KernelInfo* batched = argmax_kernel(KernelVariant::Batched, q);
         return {batched && panel_fits(row_of(*batched), s.k, device) && s.k < kShortArgmaxK ? batched : tiled};
     }
+    if (const KernelInfo* vector = argmax_kernel(KernelVariant::Vector, q); vector_fits(vector, q, s, multiprocessors))
+        return {vector};
     const KernelInfo* small_kernel = argmax_kernel(KernelVariant::Small, q);
     const KernelInfo* split = argmax_kernel(KernelVariant::SplitK, q);
     if (small_kernel && split && s.k >= 2 * row_of(*small_kernel).tile.bk &&
