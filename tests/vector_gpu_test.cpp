@@ -53,7 +53,7 @@ TYPED_TEST(VectorGpu, RowsTimesAMatrix) {
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<Shape> shapes = {{1, 1, 64},    {1, 1024, 1024}, {2, 37, 700},
+    const std::vector<Shape> shapes = {{1, 1, 64},   {1, 1024, 1024}, {2, 37, 700},
                                        {3, 8, 1025}, {4, 333, 3000},  {1, 4100, 130}};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         SCOPED_TRACE(describe(shapes[i]));
