@@ -12,6 +12,11 @@ added, are compared by name. Identical machine code and resources mean identical
     python3 bench/compare_machine_code.py OLD/src/tools/tropical-gemm-warmup NEW/src/tools/tropical-gemm-warmup [--arch 90]
 
 Prints one line per kernel and exits 1 if any differs or is missing from one side.
+
+NVRTC's PTX for the Wide kernels is not the same from run to run (the same instructions with other
+virtual register numbers; seen with CUDA 13.0 at b4b4591 and after), and ptxas now and then turns
+that into other machine code for one of them. A Wide kernel that differs is a change only if it
+differs again in a second run.
 """
 
 from __future__ import annotations
