@@ -15,7 +15,8 @@ namespace tg {
 // -1 where no term beats the zero.
 //
 // Any layout and shape is computed correctly (strided loads, bounds checked); src/gemm/plan.cpp
-// chooses these kernels where B's columns are contiguous.
+// chooses these kernels where B's columns are contiguous and the products are fewer than the
+// multiprocessors (vector_fits).
 constexpr int kVectorDepth = 16;
 
 // A thread's terms of one pass: its DEPTH values of B (vb, at k0 + group + u * BK) with the first

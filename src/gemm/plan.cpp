@@ -107,7 +107,8 @@ bool quarter_filled(const KernelInfo* kernel, const Shape& s) {
 // multiprocessors. The tiled kernels would spend 16 or 32 rows of a tile on such a product, most of
 // them padding, with one block per 16 or 32 columns: on the H200 1 x 1024 x 1024 took 9.5 us
 // against 34 (bench/RESULTS.md). A batch of 1024 products of 1 x 256 x 256, whose products fill the
-// GPU by themselves, ran 2.3 times slower on them than on the Tiny and Small kernels.
+// GPU by themselves, ran 1.26 times slower on them than on the Tiny kernels (a K of 256 leaves a
+// block's fixed cost, two barriers, the shuffles and the merge, over only 2048 terms).
 bool vector_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std::int64_t multiprocessors) {
     if (!kernel) return false;
     const TileShape& t = row_of(*kernel).tile;
