@@ -5,7 +5,7 @@
 // last one, N not a multiple of a block's columns, every layout of A, C and the argmax, batches
 // with gaps and broadcasts, ties, NaN, infinities and integer range ends, and grids smaller than the
 // work. CI has no GPU: this is where the kernels' indexing, edges, shuffles and barriers are checked
-// there (tests/argmax_variants_gpu_test.cpp and tests/batched_gpu_test.cpp run them on a GPU).
+// there (tests/vector_gpu_test.cpp runs the same cases on a GPU).
 #include <gtest/gtest.h>
 
 #include <cstdint>
