@@ -19,6 +19,12 @@ namespace tg {
 // multiprocessors (vector_fits).
 constexpr int kVectorDepth = 16;
 
+// Whether a Vector kernel stages its operands (R::stage, as the Small loop does): integers (the zero
+// clamped to the sentinel), and floats with ARGMAX, which compares bits; the plain floats' -0 is
+// normalised when C is stored.
+template <class T, bool ARGMAX>
+constexpr bool kVectorStages = ARGMAX || IsInt<T>::value;
+
 // A thread's terms of one pass: its DEPTH values of B (vb, at k0 + group + u * BK) with the first
 // ROWS of A's BM staged rows (sa), k ascending, so that with ARGMAX ties keep the smallest k. ROWS
 // is 1 for a single row (M = 1: a Viterbi step over one sequence), which then issues no terms for
@@ -26,7 +32,7 @@ constexpr int kVectorDepth = 16;
 template <int ROWS, bool ARGMAX, int BK, class R, class T, int BM, int PASS, int DEPTH>
 __device__ __forceinline__ void vector_terms(T (&acc)[BM], int (&arg)[BM], const T (*sa)[PASS], const T (&vb)[DEPTH],
                                              int group, int span, long long k0) {
-    constexpr bool STAGE = ARGMAX || IsInt<T>::value;
+    constexpr bool STAGE = kVectorStages<T, ARGMAX>;
 #pragma unroll
     for (int u = 0; u < DEPTH; ++u) {
         const int kk = group + u * BK;
@@ -48,7 +54,7 @@ __device__ __forceinline__ void gemm_vector(const TgGemmParams& p) {
     static_assert(Cfg::tm == BM && Cfg::tn == 1 && Cfg::sk == 1 && THREADS == BN * BK,
                   "a thread owns a column's BM results over one group of k");
     static_assert(32 % BN == 0 && THREADS % 32 == 0 && BM * BN <= THREADS, "a warp is whole groups");
-    constexpr bool STAGE = ARGMAX || IsInt<T>::value;  // as in the Small loop
+    constexpr bool STAGE = kVectorStages<T, ARGMAX>;
     __shared__ T sa[BM][PASS];
     __shared__ T merge_acc[WARPS][BM][BN];
     __shared__ int merge_arg[WARPS][BM][BN];

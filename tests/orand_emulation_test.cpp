@@ -21,28 +21,7 @@
 #include "gemm/validate.hpp"
 #include "support/orand_inputs.hpp"
 
-// The device code, as NVRTC sees it (CMakeLists.txt's device_code_pieces, in order) but for
-// backward.cuh, whose `extern __shared__` has no host twin: its one name that entry.cuh uses is
-// declared instead. Last, so that the emulation's macros reach nothing else.
-#include "support/device_emulation.hpp"
-// clang-format off
-#include "kernel_params.h"
-#include "semiring.cuh"
-#include "staging.cuh"
-#include "argmax_rescan.cuh"
-#include "main_loop.cuh"
-#include "small.cuh"
-namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
-#include "orand_staging.cuh"
-#include "orand.cuh"
-#include "backtrack.cuh"
-#include "entry.cuh"
-// clang-format on
-#undef threadIdx
-#undef blockIdx
-#undef blockDim
-#undef gridDim
-#undef __shared__
+#include "support/emulated_device_code.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;

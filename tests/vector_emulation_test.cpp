@@ -23,35 +23,7 @@
 #include "gemm/validate.hpp"
 #include "support/gemm_test_util.hpp"
 
-// The device code as NVRTC sees it (CMakeLists.txt's device_code_pieces, in order) up to the Vector
-// loop and entry.cuh, with the variants that entry.cuh names but this test does not run declared
-// instead. Last, so that the emulation's macros reach nothing else.
-#include "support/device_emulation.hpp"
-// clang-format off
-#include "kernel_params.h"
-#include "semiring.cuh"
-#include "staging.cuh"
-#include "argmax_rescan.cuh"
-#include "main_loop.cuh"
-#include "small.cuh"
-#include "vector.cuh"
-namespace tg {
-template <class Cfg, class S, class T> void gemm_dense(const TgGemmParams& p);
-template <class Cfg, class S, class T> void gemm_wide(const TgGemmParams& p);
-template <class T, bool GRAD_A> void backward(const TgBackwardParams& p);
-template <class Cfg, class T> void gemm_counting(const TgCountingParams& p);
-template <class Cfg, bool PACKED, bool ARGMAX> void orand_gemm(const TgGemmParams& p);
-struct OrAnd {};
-void pack_bits(const TgPackParams& p);
-void backtrack(const TgBacktrackParams& p);
-}
-#include "entry.cuh"
-// clang-format on
-#undef threadIdx
-#undef blockIdx
-#undef blockDim
-#undef gridDim
-#undef __shared__
+#include "support/emulated_device_code.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;

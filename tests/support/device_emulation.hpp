@@ -8,7 +8,7 @@
 // GPU). Under ASan the fiber switches are annotated (__sanitizer_start_switch_fiber); ASan still
 // prints its one warning that it does not fully support swapcontext.
 //
-// Include this header, then the device pieces in their order (CMakeLists.txt's device_code_pieces);
+// Tests include support/emulated_device_code.hpp, which includes this header and then the device pieces;
 // launch an entry with tg_emu::launch(grid, block_threads, [&] { tg::pack(params); }).
 #include <ucontext.h>
 

@@ -1,0 +1,27 @@
+#pragma once
+// The device code of kernels/ as support/device_emulation.hpp runs it on the CPU, for the emulated
+// tests (orand_emulation_test, vector_emulation_test): CMakeLists.txt's device_code_pieces in order,
+// but for backward.cuh, whose `extern __shared__` has no host twin (its one name that entry.cuh uses
+// is declared instead), and the Dense, Wide and counting loops, which no emulated test runs
+// (entry.cuh names them only in templates that are then never instantiated). Include it after every
+// other header, so that the emulation's macros reach nothing else; it takes them back at the end.
+#include "support/device_emulation.hpp"
+// clang-format off
+#include "kernel_params.h"
+#include "semiring.cuh"
+#include "staging.cuh"
+#include "argmax_rescan.cuh"
+#include "main_loop.cuh"
+#include "small.cuh"
+#include "vector.cuh"
+namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
+#include "orand_staging.cuh"
+#include "orand.cuh"
+#include "backtrack.cuh"
+#include "entry.cuh"
+// clang-format on
+#undef threadIdx
+#undef blockIdx
+#undef blockDim
+#undef gridDim
+#undef __shared__
