@@ -17,15 +17,18 @@ struct Dense {};    // whole contiguous products of at most 32^3, as 16-byte vec
 struct Serial {};   // argmax: the Batched loop over chunks of K, merged one block at a time per tile
 struct Wide {};     // whole contiguous products of up to 64 x 64 x 32, 4 x 4 results a thread (kernels/wide.cuh)
 struct Vector {};   // A of a few rows times B, K split among a block's threads (kernels/vector.cuh)
+struct Column {};   // A times B of a few columns, a warp per row of A, K split among its lanes (kernels/column.cuh)
 
 // A product kernel of one row: C = A (x) B, with or without the argmax.
 template <class Variant, bool ARGMAX, class S, class T, class Cfg, int THREADS>
 __device__ __forceinline__ void product(const TgGemmParams& p) {
     // The Small loop's rows split each slice among bk / sk groups of the tile's threads (one group
-    // but for the argmax SplitK rows), and so do the Vector rows: src/catalogue/catalogue.hpp's k_groups.
+    // but for the argmax SplitK rows), and so do the Vector and Column rows: src/catalogue/catalogue.hpp's
+    // k_groups.
     constexpr bool SMALL_LOOP =
         IsSame<Variant, Small>::value || IsSame<Variant, Tiny>::value || (ARGMAX && IsSame<Variant, SplitK>::value);
-    constexpr int K_GROUPS = SMALL_LOOP || IsSame<Variant, Vector>::value ? Cfg::bk / Cfg::sk : 1;
+    constexpr int K_GROUPS =
+        SMALL_LOOP || IsSame<Variant, Vector>::value || IsSame<Variant, Column>::value ? Cfg::bk / Cfg::sk : 1;
     static_assert(Cfg::threads * K_GROUPS == THREADS,
                   "the row's threads must be its tile's: (bm / tm) * (bn / tn), times bk / sk for the Small loop");
     if constexpr (IsSame<S, OrAnd>::value) {
@@ -38,6 +41,8 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
         gemm_small<Cfg, S, T, ARGMAX, THREADS>(p);
     } else if constexpr (IsSame<Variant, Vector>::value) {
         gemm_vector<Cfg, S, T, ARGMAX, THREADS>(p);
+    } else if constexpr (IsSame<Variant, Column>::value) {
+        gemm_column<Cfg, S, T, ARGMAX, THREADS>(p);
     } else if constexpr (IsSame<Variant, Dense>::value) {
         static_assert(!ARGMAX, "Dense products have no argmax (their argmax twins are Tiny rows)");
         gemm_dense<Cfg, S, T>(p);

@@ -58,13 +58,14 @@ Shape serial_shape(std::int64_t rows, std::int64_t k, std::int64_t short_m, std:
 }
 
 // A single small product, odd sides, K beyond 16: the Small argmax kernel (fewer 64 x 64 tiles than
-// SMs; a K below two Small slices, or enough 32 x 32 tiles for the SMs of an H100 or H200).
+// SMs; a K below two Small slices, or enough 32 x 32 tiles for the SMs of an H100 or H200). Five
+// columns: one more than the Column kernels take (tests/column_gpu_test.cpp).
 TYPED_TEST(ArgmaxVariantsGpu, SmallProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<Shape> shapes = {{1, 1, 17}, {33, 31, 63}, {500, 450, 70}, {17, 250, 33}, {100, 3, 40}};
+    const std::vector<Shape> shapes = {{1, 1, 17}, {33, 31, 63}, {500, 450, 70}, {17, 250, 33}, {100, 5, 40}};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         ASSERT_EQ((planned_variant<S, T>(shapes[i])), KernelVariant::Small) << describe(shapes[i]);
         check_gemm_argmax<S, T>(rng, shapes[i],
@@ -76,15 +77,16 @@ TYPED_TEST(ArgmaxVariantsGpu, SmallProducts) {
 // A few small products with a longer K: the SplitK argmax kernel (fewer 32 x 32 tiles than SMs), whose
 // groups of threads each take 16 of every 64 k. Ties everywhere, so that equal values meet in
 // different groups and the smallest k must win there; K not a multiple of the slice; a chain step
-// of a Viterbi decoder (64 x 256 x 256) and 5 rows times a matrix (one more row than the Vector
-// kernels take: tests/vector_gpu_test.cpp); a batch.
+// of a Viterbi decoder (64 x 256 x 256), 5 rows times a matrix and a matrix times 5 columns (one
+// more than the Vector and Column kernels take: tests/vector_gpu_test.cpp, column_gpu_test.cpp); a
+// batch.
 TYPED_TEST(ArgmaxVariantsGpu, SplitKProducts) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
     using T = typename TypeParam::Elem;
     TROPICAL_TEST_RNG(rng);
     const std::vector<std::pair<Shape, std::int64_t>> problems = {
-        {{33, 31, 70}, 1},    {{256, 256, 256}, 1}, {{100, 3, 513}, 1}, {{64, 256, 256}, 1},
+        {{33, 31, 70}, 1},    {{256, 256, 256}, 1}, {{100, 5, 513}, 1}, {{64, 256, 256}, 1},
         {{5, 1024, 1024}, 1}, {{17, 40, 129}, 3},   {{32, 32, 64}, 5}};
     for (std::size_t i = 0; i < problems.size(); ++i) {
         const auto& [s, batch] = problems[i];

@@ -51,6 +51,7 @@ std::vector<Problem> problems() {
         {"dense", {32, 32, 8}, 3 * sms, 0, false, true},
         {"wide", {64, 48, 16}, sms + 5, 0, false, true},
         {"vector", {3, 200, 1100}, 1, 4},
+        {"column", {300, 2, 1100}, 1, 4},
         {"batched", {64, 64, 64}, sms + 28, 2},
         {"big tiles", {2048, 128 * ((slots + 15) / 16), 24}, 1, 0},
         {"split-K", {256, 256, 128 * ((3 * slots + 15) / 16)}, 1, 4},
@@ -278,11 +279,12 @@ TEST(GraphCaptureProblems, TheProblemsReachEveryProductVariant) {
         argmax_reached.insert(plan_of(q).choice.kernel->variant);
         argmax_variants += " " + p.label + ": " + std::string(to_string(plan_of(q).choice.kernel->variant)) + ";";
     }
-    for (KernelVariant v : {KernelVariant::Serial, KernelVariant::Vector})
+    for (KernelVariant v : {KernelVariant::Serial, KernelVariant::Vector, KernelVariant::Column})
         EXPECT_TRUE(argmax_reached.count(v)) << "no problem reaches the " << to_string(v)
                                              << " argmax kernel: resize problems() to the rules of src/gemm/plan.cpp";
-    for (KernelVariant v : {KernelVariant::Dense, KernelVariant::Wide, KernelVariant::Vector, KernelVariant::Tiny,
-                            KernelVariant::Small, KernelVariant::Batched, KernelVariant::Tiled, KernelVariant::SplitK})
+    for (KernelVariant v :
+         {KernelVariant::Dense, KernelVariant::Wide, KernelVariant::Vector, KernelVariant::Column, KernelVariant::Tiny,
+          KernelVariant::Small, KernelVariant::Batched, KernelVariant::Tiled, KernelVariant::SplitK})
         EXPECT_TRUE(reached.count(v)) << "no problem reaches the " << to_string(v)
                                       << " product: resize problems() to the rules of src/gemm/plan.cpp";
     std::printf("argmax variants captured:%s\n", argmax_variants.c_str());

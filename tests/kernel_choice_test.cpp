@@ -144,8 +144,8 @@ TEST(KernelChoice, ArgmaxFollowsTheShapeToo) {
         EXPECT_EQ(argmax({256, 256, 256, 1, t}), "tropical_splitk_argmax_" + std::string(to_string(t)) + "_maxplus");
     EXPECT_EQ(argmax({64, 256, 256, 1, DType::F32, Semiring::MinMax}), "tropical_splitk_argmax_f32_minmax");
     EXPECT_EQ(argmax({5, 1024, 1024}), "tropical_splitk_argmax_f32_maxplus");
-    EXPECT_EQ(argmax({100, 3, 64}), "tropical_splitk_argmax_f32_maxplus");
-    EXPECT_EQ(argmax({100, 3, 63}), "tropical_small_argmax_f32_maxplus");
+    EXPECT_EQ(argmax({100, 5, 64}), "tropical_splitk_argmax_f32_maxplus");  // (up to 4 columns: Column)
+    EXPECT_EQ(argmax({100, 5, 63}), "tropical_small_argmax_f32_maxplus");
     EXPECT_EQ(argmax({32, 32, 256, 131}), "tropical_splitk_argmax_f32_maxplus");
     EXPECT_EQ(argmax({32, 32, 256, 132}), "tropical_small_argmax_f32_maxplus");
     // Enough tiles and a short K: the Batched argmax kernel (32-bit types), else the Tiled one.
@@ -344,6 +344,42 @@ TEST(KernelChoice, RowVectorsTakeTheVectorKernels) {
         std::to_string(launch.grid[0]) + "x" + std::to_string(launch.grid[1]) + "x" + std::to_string(launch.grid[2]),
         "126x1x5");
     EXPECT_EQ(launch.block, 512u);
+    EXPECT_EQ(launch.shared_bytes, 0u);
+    EXPECT_EQ(launch.fill, LaunchPlan::Fill::None);
+}
+
+// A B of at most 4 columns (a matrix times column vectors: a Bellman-Ford relaxation) times a row-major
+// A takes the Column kernels, plain and with argmax: a warp per row, 8 rows a block; a row-major B of
+// at most 4 rows and columns is the Vector kernels' first.
+TEST(KernelChoice, ColumnVectorsTakeTheColumnKernels) {
+    const auto both = [](const Product& p) {
+        return name_of(choose(p)) + " " + name_of(choose(p, kH200, Operation::GemmArgmax));
+    };
+    EXPECT_EQ(both({4096, 1, 4096}), "tropical_column_f32_maxplus tropical_column_argmax_f32_maxplus");
+    EXPECT_EQ(both({100, 4, 32, 1, DType::I64, Semiring::MinMax}),
+              "tropical_column_i64_minmax tropical_column_argmax_i64_minmax");
+    EXPECT_EQ(both({5, 2, 100000, 7, DType::F64, Semiring::MaxMul}),
+              "tropical_column_f64_maxmul tropical_column_argmax_f64_maxmul");
+    EXPECT_EQ(both({65536, 3, 512, 1, DType::I32, Semiring::MaxMin, false, 0, Layout::ColMajor}),
+              "tropical_column_i32_maxmin tropical_column_argmax_i32_maxmin");
+    EXPECT_EQ(name_of(choose({256, 1, 256, 1, DType::F32, Semiring::MaxPlus, true})), "tropical_column_f32_maxplus");
+    EXPECT_EQ(both({256, 1, 256, kH200 - 1}), "tropical_column_f32_maxplus tropical_column_argmax_f32_maxplus");
+    EXPECT_EQ(both({4, 1, 1024}), "tropical_vector_f32_maxplus tropical_vector_argmax_f32_maxplus");
+    // Five columns, a K below 32, a product per multiprocessor or more, or A column-major: other kernels.
+    EXPECT_EQ(both({256, 1, 256, kH200}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(both({1024, 5, 1024}), "tropical_small_f32_maxplus tropical_splitk_argmax_f32_maxplus");
+    EXPECT_EQ(both({1024, 1, 31}), "tropical_small_f32_maxplus tropical_small_argmax_f32_maxplus");
+    Request q = request_of({1024, 1, 1024});
+    q.a = {nullptr, 1024, 1024, 1024, Layout::ColMajor, 0};
+    EXPECT_NE(choose_kernel(q, Shape{1024, 1, 1024}, {kH200, kH200Shared}).kernel->variant, KernelVariant::Column);
+    const Product p{1000001, 3, 4096, 5};
+    const LaunchPlan launch = plan(request_of(p, Operation::GemmArgmax), Shape{p.m, p.n, p.k}, {kH200, kH200Shared});
+    EXPECT_EQ(name_of(launch.choice), "tropical_column_argmax_f32_maxplus");
+    // 125001 strips of 8 rows, more than a grid's 65535 rows: the blocks loop over the rest.
+    EXPECT_EQ(
+        std::to_string(launch.grid[0]) + "x" + std::to_string(launch.grid[1]) + "x" + std::to_string(launch.grid[2]),
+        "1x65535x5");
+    EXPECT_EQ(launch.block, 256u);
     EXPECT_EQ(launch.shared_bytes, 0u);
     EXPECT_EQ(launch.fill, LaunchPlan::Fill::None);
 }

@@ -39,10 +39,11 @@ enum class KernelVariant : std::uint8_t {
               // and argmax one block at a time per tile: a long K over too few 64 x 64 tiles
     Wide,     // whole contiguous products of up to 64 x 64 x 32 read as 16-byte vectors (plain products)
     Vector,   // A of a few rows (a row vector) times B: strips of B's columns, K split among a block's threads
+    Column,   // A times B of a few columns (column vectors): a warp per row of A, K split among its lanes
 };
 
 // How the warm-up tool and listings group kernels: gemm (the Tiled, SplitK and Packed products),
-// gemm_argmax, batched (the Batched, Small, Tiny, Dense, Wide and Vector products), backward_a, backward_b, pack_bits,
+// gemm_argmax, batched (the Batched, Small, Tiny, Dense, Wide, Vector and Column products), backward_a, backward_b, pack_bits,
 // backtrack.
 enum class KernelGroup : std::uint8_t { Gemm, GemmArgmax, Batched, BackwardA, BackwardB, PackBits, Backtrack };
 

@@ -24,7 +24,7 @@ class Kernel(NamedTuple):
     name: str  # the entry point, e.g. "tropical_gemm_f32_maxplus"
     group: str  # "gemm", "gemm_argmax", "batched", "backward_a", "backward_b", "pack_bits", "backtrack"
     operation: str  # "gemm", "gemm_argmax", "backward_a", "backward_b", "pack_bits", "backtrack"
-    variant: str  # "tiled", "splitk", "batched", "small", "tiny", "dense", "wide", "vector", "scatter", "packed", "walk", "serial"
+    variant: str  # "tiled", "splitk", "batched", "small", "tiny", "dense", "wide", "vector", "column", "scatter", "packed", "walk", "serial"
     dtype: str  # "f32", "f64", "i32", "i64", "u8" (booleans)
     semiring: str  # "maxplus", "minplus", "maxmul", ..., "orand", or "any" (a kernel that takes it at launch)
 

@@ -60,7 +60,7 @@ static_assert(
     "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn) times its K groups (k_groups)");
 
 // The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
-// splitk, batched, small, tiny, dense, wide, serial, vector or packed for the product variants (plus _argmax with the argmax),
+// splitk, batched, small, tiny, dense, wide, serial, vector, column or packed for the product variants (plus _argmax with the argmax),
 // backward_a, backward_b, pack_bits or backtrack.
 std::string name_of(const CatalogueRow& row) {
     std::string name = "tropical_";
@@ -85,7 +85,8 @@ KernelGroup group_of(const CatalogueRow& row) {
     case KernelOperation::Gemm:
         return row.variant == KernelVariant::Batched || row.variant == KernelVariant::Small ||
                        row.variant == KernelVariant::Tiny || row.variant == KernelVariant::Dense ||
-                       row.variant == KernelVariant::Wide || row.variant == KernelVariant::Vector
+                       row.variant == KernelVariant::Wide || row.variant == KernelVariant::Vector ||
+                       row.variant == KernelVariant::Column
                    ? KernelGroup::Batched
                    : KernelGroup::Gemm;
     case KernelOperation::GemmArgmax: return KernelGroup::GemmArgmax;
@@ -97,7 +98,7 @@ KernelGroup group_of(const CatalogueRow& row) {
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 6, kVariants = 12, kTypes = std::size(all_dtypes),
+constexpr std::size_t kOperations = 6, kVariants = 13, kTypes = std::size(all_dtypes),
                       kSemirings = std::size(all_semirings);
 
 // The registry's table has a slot per (operation, variant, type, semiring): a new enumerator that
@@ -181,6 +182,7 @@ std::string_view to_string(KernelVariant variant) noexcept {
     case KernelVariant::Serial: return "serial";
     case KernelVariant::Wide: return "wide";
     case KernelVariant::Vector: return "vector";
+    case KernelVariant::Column: return "column";
     }
     return "?";
 }

@@ -34,11 +34,12 @@ std::span<const CatalogueRow> catalogue_rows() noexcept;
 
 // The groups of threads a row's block splits each slice of K among: bk / sk for the rows of the
 // Small loop (kernels/small.cuh: Small and Tiny, which take a slice whole, and the argmax SplitK
-// ones) and for the Vector rows (kernels/vector.cuh: a group per k of a slice), 1 for the others.
+// ones) and for the Vector and Column rows (kernels/vector.cuh, kernels/column.cuh: a group per k
+// of a slice), 1 for the others.
 // A tiled row's threads are its tile's, (bm / tm) * (bn / tn), times these.
 constexpr int k_groups(const CatalogueRow& row) {
     const bool split = row.variant == KernelVariant::Small || row.variant == KernelVariant::Tiny ||
-                       row.variant == KernelVariant::Vector ||
+                       row.variant == KernelVariant::Vector || row.variant == KernelVariant::Column ||
                        (row.variant == KernelVariant::SplitK && row.operation == KernelOperation::GemmArgmax);
     return split && row.tile.sk > 0 ? row.tile.bk / row.tile.sk : 1;
 }

@@ -115,6 +115,17 @@ bool vector_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std
     return s.m <= t.bm && s.k >= t.bk && q.b.layout == Layout::RowMajor && q.batch < multiprocessors;
 }
 
+// The Column kernels (kernels/column.cuh), the Vector kernels' mirror image, take a B of at most
+// their bn columns (a matrix times a column vector: a Bellman-Ford relaxation) times an A whose rows
+// are contiguous, with a K of at least one k for each lane of a warp, in batches of fewer products
+// than multiprocessors. The tiled kernels would spend a 16- or 32-column tile on each strip of rows,
+// all but a column of it padding.
+bool column_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std::int64_t multiprocessors) {
+    if (!kernel) return false;
+    const TileShape& t = row_of(*kernel).tile;
+    return s.n <= t.bn && s.k >= t.bk && q.a.layout == Layout::RowMajor && q.batch < multiprocessors;
+}
+
 // Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
 // area is inside C) and that still gives the GPU enough blocks: the Tiled kernel with two blocks per
 // multiprocessor; failing that, its split-K twin, with K cut into chunks of at least kMinSplitChunk
@@ -123,7 +134,8 @@ bool vector_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std
 // at least a product per multiprocessor laid out for it (vectors_fit) and past the Dense kernel's
 // sides, that covers a quarter of its tile or more (whole products per block, where the Batched
 // kernel's first loads of a short K are most of its blocks' lives); the Vector kernel for a few
-// products of an A of a few rows (vector_fits); the 64 x 64 Batched kernel with
+// products of an A of a few rows (vector_fits), the Column kernel for a few of a B of a few columns
+// (column_fits); the 64 x 64 Batched kernel with
 // one block per multiprocessor; else the Dense kernel where its layout fits (vectors_fit); else the
 // 32 x 32 Small kernel, which gives a single small product 4 to 16 times more blocks than
 // the others, or for tiny products the 16 x 16 Tiny one (small_or_tiny).
@@ -148,6 +160,8 @@ Choice choose_product(const Request& q, const Shape& s, std::int64_t multiproces
         return {wide};
     if (const KernelInfo* vector = product_kernel(KernelVariant::Vector, q); vector_fits(vector, q, s, multiprocessors))
         return {vector};
+    if (const KernelInfo* column = product_kernel(KernelVariant::Column, q); column_fits(column, q, s, multiprocessors))
+        return {column};
     if (tiles(batched) >= multiprocessors) return {batched};
     if (vectors_fit(dense, q, s)) return {dense};
     const KernelInfo* small = small_or_tiny(product_kernel(KernelVariant::Small, q),
@@ -207,7 +221,8 @@ std::int64_t serial_splits(std::int64_t tiles, std::int64_t slots, std::int64_t 
 // half the slice, which rescans each result's slice from the operands it keeps resident in shared
 // memory (a rescan from global memory is then a large share of the work), where the device gives a
 // block that panel (argmax_panel_bytes; the Serial kernel's panel holds a chunk's slices).
-// An A of a few rows takes the Vector argmax kernel (vector_fits). Another smaller shape takes the
+// An A of a few rows takes the Vector argmax kernel (vector_fits), a B of a few columns the Column one
+// (column_fits). Another smaller shape takes the
 // Small argmax kernel, which gives it 4 times the blocks, or the Tiny one
 // where small_or_tiny says; and where even the Small kernel leaves multiprocessors idle and K is at
 // least two of its slices (a step of a Viterbi chain, (64 x 256) x (256 x 256)), the SplitK argmax
@@ -231,6 +246,8 @@ Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& devic
     }
     if (const KernelInfo* vector = argmax_kernel(KernelVariant::Vector, q); vector_fits(vector, q, s, multiprocessors))
         return {vector};
+    if (const KernelInfo* column = argmax_kernel(KernelVariant::Column, q); column_fits(column, q, s, multiprocessors))
+        return {column};
     const KernelInfo* small_kernel = argmax_kernel(KernelVariant::Small, q);
     const KernelInfo* split = argmax_kernel(KernelVariant::SplitK, q);
     if (small_kernel && split && s.k >= 2 * row_of(*small_kernel).tile.bk &&

@@ -1,6 +1,7 @@
 #pragma once
 // The device code of kernels/ as support/device_emulation.hpp runs it on the CPU, for the emulated
-// tests (orand_emulation_test, vector_emulation_test): CMakeLists.txt's device_code_pieces in order,
+// tests (orand_emulation_test, and through support/emulated_products.hpp vector_emulation_test and
+// column_emulation_test): CMakeLists.txt's device_code_pieces in order,
 // but for backward.cuh, whose `extern __shared__` has no host twin (its one name that entry.cuh uses
 // is declared instead), and the Dense, Wide and counting loops, which no emulated test runs
 // (entry.cuh names them only in templates that are then never instantiated). Include it after every
@@ -14,6 +15,7 @@
 #include "main_loop.cuh"
 #include "small.cuh"
 #include "vector.cuh"
+#include "column.cuh"
 namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
 #include "orand_staging.cuh"
 #include "orand.cuh"
