@@ -327,8 +327,9 @@ void register_all() {
         add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}", p.batch, p.m, p.n, p.k), 100, bandwidth, p);
     // Row vectors times a matrix (the Vector kernels) and a matrix times a column vector (the Column
     // kernels): one, and a batch.
-    for (const Product& p : {Product{1, 1024, 1024}, Product{1, 4096, 4096}, Product{1, 256, 256, 1024},
-                             Product{1024, 1, 1024}, Product{4096, 1, 4096}, Product{256, 1, 256, 1024}})
+    for (const Product& p :
+         {Product{1, 1024, 1024}, Product{1, 4096, 4096}, Product{1, 256, 256, 1024}, Product{1024, 1, 1024},
+          Product{4096, 1, 4096}, Product{256, 1, 256, 1024}, Product{32, 1, 64, 16384}, Product{16, 4, 32, 65536}})
         for (bool with_argmax : {false, true}) {
             Product q = p;
             q.with_argmax = with_argmax;

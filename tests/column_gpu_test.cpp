@@ -5,13 +5,15 @@
 // and argmax against the reference, exactly, outputs poisoned: ties that meet across a warp's lanes
 // and its passes over K (the smallest k wins), K of one k per lane, within one pass and over several
 // with a short last one, M short of and past a block's rows, every layout of B, C and the argmax,
-// batches with gaps and broadcasts, NaN, infinities, -0 and integer range ends.
+// batches with gaps and broadcasts and of a product per multiprocessor, NaN, infinities, -0 and
+// integer range ends.
 // tests/column_emulation_test.cpp runs the same device code on the CPU, where CI has no GPU.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
+#include <tropical/context.hpp>
 #include <tropical/kernels.hpp>
 
 #include "support/gemm_test_util.hpp"
@@ -64,7 +66,8 @@ TYPED_TEST(ColumnGpu, MatrixTimesColumns) {
     }
 }
 
-// Batches with gaps between A's and C's matrices, and A or B broadcast.
+// Batches with gaps between A's and C's matrices, and A or B broadcast; a product per multiprocessor
+// with a K of 256 or more (the plan's batches of many products).
 TYPED_TEST(ColumnGpu, Batches) {
     TROPICAL_REQUIRE_GPU();
     using S = typename TypeParam::Ring;
@@ -77,6 +80,8 @@ TYPED_TEST(ColumnGpu, Batches) {
         g.a.broadcast = combination == 4;
         check_all<S, T>(rng, {{19, 2, 1300}, 5}, g, Values::Ties);
     }
+    const std::int64_t sms = CudaContext::for_device(0).multiprocessor_count();
+    check_all<S, T>(rng, {{24, 3, 300}, sms}, with_count(row_major_a(6, case_index<TypeParam>()), sms), Values::Ties);
 }
 
 // NaN, both infinities, -0 and (integers) the ends of the range scattered over the operands, and

@@ -349,8 +349,9 @@ TEST(KernelChoice, RowVectorsTakeTheVectorKernels) {
 }
 
 // A B of at most 4 columns (a matrix times column vectors: a Bellman-Ford relaxation) times a row-major
-// A takes the Column kernels, plain and with argmax: a warp per row, 8 rows a block; a row-major B of
-// at most 4 rows and columns is the Vector kernels' first.
+// A takes the Column kernels, plain and with argmax, in batches of fewer products than multiprocessors
+// or with a K of at least 256: a warp per row, 8 rows a block; a row-major B of at most 4 rows and
+// columns is the Vector kernels' first.
 TEST(KernelChoice, ColumnVectorsTakeTheColumnKernels) {
     const auto both = [](const Product& p) {
         return name_of(choose(p)) + " " + name_of(choose(p, kH200, Operation::GemmArgmax));
@@ -365,8 +366,12 @@ TEST(KernelChoice, ColumnVectorsTakeTheColumnKernels) {
     EXPECT_EQ(name_of(choose({256, 1, 256, 1, DType::F32, Semiring::MaxPlus, true})), "tropical_column_f32_maxplus");
     EXPECT_EQ(both({256, 1, 256, kH200 - 1}), "tropical_column_f32_maxplus tropical_column_argmax_f32_maxplus");
     EXPECT_EQ(both({4, 1, 1024}), "tropical_vector_f32_maxplus tropical_vector_argmax_f32_maxplus");
-    // Five columns, a K below 32, a product per multiprocessor or more, or A column-major: other kernels.
-    EXPECT_EQ(both({256, 1, 256, kH200}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    // A batch of a product per multiprocessor or more, with a K of at least 256.
+    EXPECT_EQ(both({256, 1, 256, kH200}), "tropical_column_f32_maxplus tropical_column_argmax_f32_maxplus");
+    // Five columns, a K below 32, a batch of a product per multiprocessor or more with a shorter K, or
+    // A column-major: other kernels.
+    EXPECT_EQ(both({256, 1, 255, kH200}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(both({32, 1, 64, 16384}), "tropical_tiny_f32_maxplus tropical_tiny_argmax_f32_maxplus");
     EXPECT_EQ(both({1024, 5, 1024}), "tropical_small_f32_maxplus tropical_splitk_argmax_f32_maxplus");
     EXPECT_EQ(both({1024, 1, 31}), "tropical_small_f32_maxplus tropical_small_argmax_f32_maxplus");
     Request q = request_of({1024, 1, 1024});

@@ -117,13 +117,20 @@ bool vector_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std
 
 // The Column kernels (kernels/column.cuh), the Vector kernels' mirror image, take a B of at most
 // their bn columns (a matrix times a column vector: a Bellman-Ford relaxation) times an A whose rows
-// are contiguous, with a K of at least one k for each lane of a warp, in batches of fewer products
-// than multiprocessors. The tiled kernels would spend a 16- or 32-column tile on each strip of rows,
-// all but a column of it padding.
+// are contiguous, with a K of at least one k for each lane of a warp. The tiled kernels would spend a
+// 16- or 32-column tile on each strip of rows, all but a column of it padding: on the H200 4096 x 1
+// x 4096 (M x N x K) took 26.9 us against 115 (bench/RESULTS.md). A batch of a product per multiprocessor or more
+// takes them only with a K of at least kColumnBatchK: 1024 products of 256 x 1 x 256 ran 1.5 times
+// faster on them than on the Tiny kernels, but 16384 of 32 x 1 x 64 2.2 times slower, and 65536 of
+// 16 x 4 x 32 with argmax 5.3 times slower (a warp's few terms then leave the block's two barriers
+// per pass and its shuffles most of its life).
+constexpr std::int64_t kColumnBatchK = 256;
+
 bool column_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std::int64_t multiprocessors) {
     if (!kernel) return false;
     const TileShape& t = row_of(*kernel).tile;
-    return s.n <= t.bn && s.k >= t.bk && q.a.layout == Layout::RowMajor && q.batch < multiprocessors;
+    return s.n <= t.bn && s.k >= t.bk && q.a.layout == Layout::RowMajor &&
+           (q.batch < multiprocessors || s.k >= kColumnBatchK);
 }
 
 // Products go to the kernel with the largest tile that the shape fills (at least 3/4 of the tiles'
@@ -134,7 +141,7 @@ bool column_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std
 // at least a product per multiprocessor laid out for it (vectors_fit) and past the Dense kernel's
 // sides, that covers a quarter of its tile or more (whole products per block, where the Batched
 // kernel's first loads of a short K are most of its blocks' lives); the Vector kernel for a few
-// products of an A of a few rows (vector_fits), the Column kernel for a few of a B of a few columns
+// products of an A of a few rows (vector_fits), the Column kernel for a B of a few columns
 // (column_fits); the 64 x 64 Batched kernel with
 // one block per multiprocessor; else the Dense kernel where its layout fits (vectors_fit); else the
 // 32 x 32 Small kernel, which gives a single small product 4 to 16 times more blocks than
