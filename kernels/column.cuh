@@ -15,8 +15,7 @@ namespace tg {
 // one warp's.
 //
 // Any layout and shape is computed correctly (strided loads, bounds checked); src/gemm/plan.cpp
-// chooses these kernels where A's rows are contiguous and the products are fewer than the
-// multiprocessors (column_fits).
+// chooses these kernels where A's rows are contiguous, for a few products or a long K (column_fits).
 constexpr int kColumnDepth = 16;
 
 // A lane's terms of one pass: its DEPTH values of A (va, at k0 + lane + u * BK) with the first COLS of

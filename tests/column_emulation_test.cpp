@@ -4,7 +4,8 @@
 // parameters), for B of one to four columns, K of one k per lane, within one pass of a warp and over
 // several with a short last one, M not a multiple of a block's rows, every layout of B, C and the
 // argmax, batches with gaps and broadcasts, ties, NaN, infinities and integer range ends, and grids
-// smaller than the work. CI has no GPU: this is where the kernels' indexing, edges, shuffles and
+// smaller than the work, and a column-major A (which the plan gives other kernels) through their
+// general loads. CI has no GPU: this is where the kernels' indexing, edges, shuffles and
 // barriers are checked there (tests/column_gpu_test.cpp runs the same cases on a GPU).
 #include <gtest/gtest.h>
 
@@ -79,6 +80,15 @@ TYPED_TEST(ColumnEmulation, BatchesAndOneBlock) {
         check<S, T>(rng, {19, 2, 300, g, Values::Ties});
     }
     check<S, T>(rng, {40, 4, 1100, with_count(row_major_a(6, 8), 2), Values::Ties, true});
+}
+
+// A column-major A, which the plan gives other kernels: the kernels' general stride (their own path
+// of loads) still computes it, on one block.
+TYPED_TEST(ColumnEmulation, ColumnMajorAUnplanned) {
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    check<S, T>(rng, {20, 3, 700, with_count(layout_combination(1 | 4, 11), 2), Values::Ties, true, true});
 }
 
 TYPED_TEST(ColumnEmulation, EdgeValues) {

@@ -83,10 +83,12 @@ void expect_rows(int rows) {
 }
 
 // Runs the product of a, b into c (and argmax) as run() would on an H200-sized GPU, on the emulated
-// device; with one_block, on a single block that strides over the whole grid's work.
+// device; with one_block, on a single block that strides over the whole grid's work. With
+// unplanned (and one_block), the variant's kernel runs the planned parameters even where the plan
+// picks another variant: a layout the plan keeps from it, which it must still compute correctly.
 template <class Kernels, class S, class T>
 void run(HostMatrix<T>& a, HostMatrix<T>& b, HostMatrix<T>& c, HostMatrix<std::int32_t>* argmax, bool accumulate,
-         bool one_block) {
+         bool one_block, bool unplanned = false) {
     detail::Request q;
     q.operation = argmax ? detail::Operation::GemmArgmax : detail::Operation::Gemm;
     q.semiring = S::value, q.dtype = dtype_of<T>();
@@ -97,11 +99,16 @@ void run(HostMatrix<T>& a, HostMatrix<T>& b, HostMatrix<T>& c, HostMatrix<std::i
     const detail::ValidatedRequest v = detail::validate(q);
     ASSERT_TRUE(detail::has_work(q, v.shape));
     const detail::LaunchPlan p = detail::plan(q, v.shape, {132, 227 * 1024});
-    ASSERT_EQ(p.choice.kernel->variant, Kernels::variant) << p.choice.kernel->name;
-    ASSERT_EQ(p.block, static_cast<unsigned>(Kernels::threads));
+    if (unplanned) {
+        ASSERT_TRUE(one_block) << "another variant's grid does not cover this one's work";
+        ASSERT_NE(p.choice.kernel->variant, Kernels::variant) << "the plan takes this layout: test it planned";
+    } else {
+        ASSERT_EQ(p.choice.kernel->variant, Kernels::variant) << p.choice.kernel->name;
+        ASSERT_EQ(p.block, static_cast<unsigned>(Kernels::threads));
+    }
     const tg_emu::Index grid = one_block ? tg_emu::Index{1, 1, 1} : tg_emu::Index{p.grid[0], p.grid[1], p.grid[2]};
     void (*run_entry)(const void*) = argmax ? entry<Kernels, S, T, true> : entry<Kernels, S, T, false>;
-    tg_emu::launch(grid, p.block, [&] { run_entry(&p.product); });
+    tg_emu::launch(grid, static_cast<unsigned>(Kernels::threads), [&] { run_entry(&p.product); });
 }
 
 struct Problem {
@@ -109,10 +116,12 @@ struct Problem {
     Geometries g;
     Values values = Values::Typical;
     bool one_block = false;
+    bool unplanned = false;  // run() unplanned: a layout the plan gives another variant
 };
 
 inline std::string describe(const Problem& x) {
-    return testing::describe(Shape{x.m, x.n, x.k}) + "; " + testing::describe(x.g) + (x.one_block ? "; one block" : "");
+    return testing::describe(Shape{x.m, x.n, x.k}) + "; " + testing::describe(x.g) +
+           (x.one_block ? "; one block" : "") + (x.unplanned ? "; unplanned" : "");
 }
 
 // Plain (overwriting and accumulating) and with argmax, against the reference, outputs poisoned;
@@ -130,14 +139,14 @@ void check(Rng& rng, const Problem& x, bool edges = false) {
         auto c = make_matrix<T>(x.m, x.n, x.g.c);
         if (accumulate) c.fill([&] { return random_value<T>(rng, ring, Values::Typical); });
         const auto expected = reference_gemm<T>(ring, a, b, c, accumulate);
-        run<Kernels, S>(a, b, c, nullptr, accumulate, x.one_block);
+        run<Kernels, S>(a, b, c, nullptr, accumulate, x.one_block, x.unplanned);
         EXPECT_TRUE(exactly_equal("C", expected, c));
     }
     SCOPED_TRACE("with argmax");
     auto c = make_matrix<T>(x.m, x.n, x.g.c);
     auto argmax = make_matrix<std::int32_t>(x.m, x.n, x.g.argmax);
     const auto [expected_c, expected_argmax] = reference_gemm_argmax<T>(ring, a, b, c, argmax);
-    run<Kernels, S>(a, b, c, &argmax, false, x.one_block);
+    run<Kernels, S>(a, b, c, &argmax, false, x.one_block, x.unplanned);
     EXPECT_TRUE(exactly_equal("C", expected_c, c));
     EXPECT_TRUE(exactly_equal("argmax", expected_argmax, argmax));
 }
