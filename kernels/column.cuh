@@ -117,29 +117,13 @@ __device__ __forceinline__ void gemm_column(const TgGemmParams& p) {
                 if (p.a.col_stride == 1)
                     column_passes<true, ARGMAX, BK, DEPTH, THREADS, R>(acc, arg, sb, p, b, a_at, n0, cols, in_m);
                 else column_passes<false, ARGMAX, BK, DEPTH, THREADS, R>(acc, arg, sb, p, b, a_at, n0, cols, in_m);
-                    // The lanes of the warp: afterwards every lane holds the row's results.
-#pragma unroll
-                for (int lanes = 1; lanes < 32; lanes *= 2)
-#pragma unroll
-                    for (int j = 0; j < BN; ++j) {
-                        const T other = __shfl_xor_sync(0xffffffffu, acc[j], lanes);
-                        if constexpr (ARGMAX) {
-                            const int other_arg = __shfl_xor_sync(0xffffffffu, arg[j], lanes);
-                            merge_tracked<R>(acc[j], arg[j], other, other_arg);
-                        } else {
-                            acc[j] = R::plus(acc[j], other);
-                        }
-                    }
-                    // Lane j stores column j (a constant index each, so the results stay in registers).
+                // The lanes of the warp: afterwards every lane holds the row's results.
+                merge_lanes<1, ARGMAX, R>(acc, arg);
+                // Lane j stores column j (a constant index each, so the results stay in registers).
 #pragma unroll
                 for (int j = 0; j < BN; ++j) {
-                    if (lane != j || !in_m || j >= cols) continue;
-                    T* const c = element<T>(p.c, b, row, n0 + j);
-                    T v = R::finish(acc[j]);
-                    if constexpr (!STAGE) v = v + T(0);  // -0 -> +0
-                    if constexpr (ARGMAX) *element<int>(p.argmax, b, row, n0 + j) = arg[j];
-                    else if (p.accumulate) v = R::plus(*c + T(0), v);  // an old -0 is read as +0
-                    *c = v;
+                    if (lane == j && in_m && j < cols)
+                        store_result<R, STAGE, ARGMAX>(p, b, row, n0 + j, acc[j], arg[j]);
                 }
             }
         }

@@ -19,6 +19,21 @@ namespace tg {
 // idle then runs GROUPS times the threads with a GROUPS times shorter chain of dependent terms per
 // result, and needs no storage beyond the block's (src/gemm/plan.cpp says where).
 
+// One result of C (and with ARGMAX its k) as the kernels whose threads own whole results store it
+// (Small, Tiny, the argmax SplitK, Vector, Column): finished, -0 written as +0 where the operands were
+// not staged (STAGE: whether the kernel staged them), or added onto C's old value when the call
+// accumulates.
+template <class R, bool STAGE, bool ARGMAX, class T>
+__device__ __forceinline__ void store_result(const TgGemmParams& p, long long b, long long row, long long col, T acc,
+                                             int arg) {
+    T* const c = element<T>(p.c, b, row, col);
+    T v = R::finish(acc);
+    if constexpr (!STAGE) v = v + T(0);  // -0 -> +0
+    if constexpr (ARGMAX) *element<int>(p.argmax, b, row, col) = arg;
+    else if (p.accumulate) v = R::plus(*c + T(0), v);  // an old -0 is read as +0
+    *c = v;
+}
+
 template <class Cfg, class S, class T, bool ARGMAX, int THREADS>
 __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
     using R = Ring<S, T>;
@@ -148,12 +163,7 @@ __device__ __forceinline__ void gemm_small(const TgGemmParams& p) {
                     for (int j = 0; j < 2; ++j) {
                         const long long col = n0 + 2 * tx + j;
                         if (row >= M || col >= N) continue;
-                        T* const c = element<T>(p.c, b, row, col);
-                        T v = R::finish(acc[i][j]);
-                        if constexpr (!STAGE) v = v + T(0);  // -0 -> +0
-                        if constexpr (ARGMAX) *element<int>(p.argmax, b, row, col) = arg[i][j];
-                        else if (p.accumulate) v = R::plus(*c + T(0), v);  // an old -0 is read as +0
-                        *c = v;
+                        store_result<R, STAGE, ARGMAX>(p, b, row, col, acc[i][j], arg[i][j]);
                     }
                 }
             }

@@ -46,6 +46,25 @@ __device__ __forceinline__ void vector_terms(T (&acc)[BM], int (&arg)[BM], const
     }
 }
 
+// Combines each lane's COUNT results with those of the lanes FROM, 2 FROM, ... 16 apart (xor
+// shuffles; with ARGMAX by merge_tracked's rule): afterwards every lane holds its class of lanes
+// modulo FROM combined (FROM = 1: the whole warp's). The Vector and Column kernels' warp merge.
+template <int FROM, bool ARGMAX, class R, class T, int COUNT>
+__device__ __forceinline__ void merge_lanes(T (&acc)[COUNT], int (&arg)[COUNT]) {
+#pragma unroll
+    for (int lanes = FROM; lanes < 32; lanes *= 2)
+#pragma unroll
+        for (int i = 0; i < COUNT; ++i) {
+            const T other = __shfl_xor_sync(0xffffffffu, acc[i], lanes);
+            if constexpr (ARGMAX) {
+                const int other_arg = __shfl_xor_sync(0xffffffffu, arg[i], lanes);
+                merge_tracked<R>(acc[i], arg[i], other, other_arg);
+            } else {
+                acc[i] = R::plus(acc[i], other);
+            }
+        }
+}
+
 template <class Cfg, class S, class T, bool ARGMAX, int THREADS>
 __device__ __forceinline__ void gemm_vector(const TgGemmParams& p) {
     using R = Ring<S, T>;
@@ -100,18 +119,7 @@ __device__ __forceinline__ void gemm_vector(const TgGemmParams& p) {
                     else vector_terms<BM, ARGMAX, BK, R>(acc, arg, sa, vb, group, span, k0);
                 }
                 // The groups of a warp, BN lanes apart, then the warps.
-#pragma unroll
-                for (int lanes = BN; lanes < 32; lanes *= 2)
-#pragma unroll
-                    for (int i = 0; i < BM; ++i) {
-                        const T other = __shfl_xor_sync(0xffffffffu, acc[i], lanes);
-                        if constexpr (ARGMAX) {
-                            const int other_arg = __shfl_xor_sync(0xffffffffu, arg[i], lanes);
-                            merge_tracked<R>(acc[i], arg[i], other, other_arg);
-                        } else {
-                            acc[i] = R::plus(acc[i], other);
-                        }
-                    }
+                merge_lanes<BN, ARGMAX, R>(acc, arg);
                 if (t % 32 < BN) {
 #pragma unroll
                     for (int i = 0; i < BM; ++i) {
@@ -129,14 +137,7 @@ __device__ __forceinline__ void gemm_vector(const TgGemmParams& p) {
                         else v = R::plus(v, merge_acc[w][i][j]);
                     }
                     const long long row = m0 + i, out_col = tn * BN + j;
-                    if (row < M && out_col < N) {
-                        T* const c = element<T>(p.c, b, row, out_col);
-                        v = R::finish(v);
-                        if constexpr (!STAGE) v = v + T(0);  // -0 -> +0
-                        if constexpr (ARGMAX) *element<int>(p.argmax, b, row, out_col) = k;
-                        else if (p.accumulate) v = R::plus(*c + T(0), v);  // an old -0 is read as +0
-                        *c = v;
-                    }
+                    if (row < M && out_col < N) store_result<R, STAGE, ARGMAX>(p, b, row, out_col, v, k);
                 }
                 __syncthreads();  // the merge buffers are read before the next tile's groups write them
             }
