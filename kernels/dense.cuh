@@ -3,19 +3,19 @@
 
 namespace tg {
 
-// Staging a 16-byte vector of A or B into shared memory, as the Dense and Wide kernels do: integers
-// are staged (the zero clamped to the sentinel), floats stored as they are (their -0 is normalised
-// in the epilogue). A's vector goes down a column of its transposed copy from `at`, `ld` apart;
-// B's stays a vector.
-template <class R, class T>
+// Staging a 16-byte vector of A or B into shared memory, as the Dense and Wide kernels do. STAGE:
+// through R::stage, as integers always are (the zero clamped to the sentinel) and floats with argmax
+// (whose tracking compares bits: no -0); else stored as they are (the plain floats' -0 is normalised
+// in the epilogue). A's vector goes down a column of its transposed copy from `at`, `ld` apart; B's
+// stays a vector.
+template <bool STAGE, class R, class T>
 __device__ __forceinline__ void stage_down(T* to, int at, int ld, const Vec16<T>& v) {
 #pragma unroll
-    for (int e = 0; e < 16 / static_cast<int>(sizeof(T)); ++e)
-        to[at + e * ld] = IsInt<T>::value ? R::stage(v.v[e]) : v.v[e];
+    for (int e = 0; e < 16 / static_cast<int>(sizeof(T)); ++e) to[at + e * ld] = STAGE ? R::stage(v.v[e]) : v.v[e];
 }
-template <class R, class T>
+template <bool STAGE, class R, class T>
 __device__ __forceinline__ void stage_vector(T* to, Vec16<T> v) {
-    if constexpr (IsInt<T>::value) {
+    if constexpr (STAGE) {
 #pragma unroll
         for (int e = 0; e < 16 / static_cast<int>(sizeof(T)); ++e) v.v[e] = R::stage(v.v[e]);
     }
@@ -23,10 +23,12 @@ __device__ __forceinline__ void stage_vector(T* to, Vec16<T> v) {
 }
 
 // The terms of a thread's 4 results, one k at a time from the group's staged A (one value) and B (4
-// values). KK > 0: a K of KK, unrolled whole, so that the trip count and the loop's bookkeeping
-// vanish (the common K of tensor networks: 8, 16, 32); KK = 0: any K.
-template <int KK, class R, class T>
-__device__ __forceinline__ void dense_terms(T (&acc)[4], const T* a, const T* b, int a_ld, int b_ld, int K) {
+// values), k ascending, so that with ARGMAX (track_term) ties keep the smallest k. KK > 0: a K of
+// KK, unrolled whole, so that the trip count and the loop's bookkeeping vanish (the common K of
+// tensor networks: 8, 16, 32); KK = 0: any K.
+template <int KK, bool ARGMAX, class R, class T>
+__device__ __forceinline__ void dense_terms(T (&acc)[4], int (&arg)[4], const T* a, const T* b, int a_ld, int b_ld,
+                                            int K) {
     constexpr int VEC = 16 / sizeof(T);
     const int n = KK > 0 ? KK : K;
 #pragma unroll(KK > 0 ? KK : 4)
@@ -36,7 +38,10 @@ __device__ __forceinline__ void dense_terms(T (&acc)[4], const T* a, const T* b,
 #pragma unroll
         for (int g = 0; g < 4 / VEC; ++g) bv[g] = *reinterpret_cast<const Vec16<T>*>(b + k * b_ld + g * VEC);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[j] = R::mac(x, bv[j / VEC].v[j % VEC], acc[j]);
+        for (int j = 0; j < 4; ++j) {
+            if constexpr (ARGMAX) track_term<R>(x, bv[j / VEC].v[j % VEC], acc[j], arg[j], k);
+            else acc[j] = R::mac(x, bv[j / VEC].v[j % VEC], acc[j]);
+        }
     }
 }
 
@@ -49,8 +54,10 @@ __device__ __forceinline__ void dense_terms(T (&acc)[4], const T* a, const T* b,
 // and shared memory hold (4 of 16^3, 1 of 32 x 32 x 8). A and B are read as whole 16-byte vectors,
 // each thread the same vectors of every group of products, so where each lands in shared memory is
 // worked out once; the next group's vectors are in flight while one group is computed; C's rows are
-// stored as vectors. No argmax: those products take the Tiny kernels.
-template <class Cfg, class S, class T>
+// stored as vectors. With ARGMAX each thread tracks its results' k as it adds their terms (its
+// results' whole K is its own: no merge), and stores the k beside C, one by one in the argmax's own
+// layout.
+template <class Cfg, class S, class T, bool ARGMAX>
 __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
     using R = Ring<S, T>;
     constexpr int SIDE = Cfg::bm, THREADS = Cfg::threads, VEC = 16 / sizeof(T);
@@ -62,8 +69,9 @@ __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
     constexpr int A_CAP = 2 * SIDE * SIDE, B_CAP = SIDE * SIDE;
     // Vectors a thread loads per group of products (the group's A holds at most A_CAP values).
     constexpr int LOADS_A = A_CAP / VEC / THREADS, LOADS_B = B_CAP / VEC / THREADS;
-    // Integers are staged (stage_down, stage_vector); floats' -0 is normalised at the end.
-    constexpr bool STAGE = IsInt<T>::value;
+    // Integers are staged (stage_down, stage_vector), and floats with argmax; the plain floats' -0 is
+    // normalised at the end.
+    constexpr bool STAGE = IsInt<T>::value || ARGMAX;
     __shared__ T sa[A_CAP];
     __shared__ __align__(16) T sb[B_CAP];
 
@@ -118,23 +126,27 @@ __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
         __syncthreads();  // every thread is done reading the previous group
 #pragma unroll
         for (int r = 0; r < LOADS_A; ++r)
-            if (a_of[r] < G) stage_down<R>(sa, a_at[r], a_ld, ra[r]);
+            if (a_of[r] < G) stage_down<STAGE, R>(sa, a_at[r], a_ld, ra[r]);
 #pragma unroll
         for (int r = 0; r < LOADS_B; ++r)
-            if (b_of[r] < G) stage_vector<R>(sb + b_at[r], rb[r]);
+            if (b_of[r] < G) stage_vector<STAGE, R>(sb + b_at[r], rb[r]);
         __syncthreads();
         if (first + step < p.batch) fetch(first + step);  // in flight while this group is computed
 
         const long long b = first + mine;
         if (mine >= G || b >= p.batch) continue;
         T acc[4];
+        int arg[4];  // dead, and removed, unless ARGMAX
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[j] = R::init();
+        for (int j = 0; j < 4; ++j) {
+            acc[j] = R::init();
+            arg[j] = -1;
+        }
         switch (K) {
-        case 8: dense_terms<8, R>(acc, a_mine, b_mine, a_ld, b_ld, K); break;
-        case 16: dense_terms<16, R>(acc, a_mine, b_mine, a_ld, b_ld, K); break;
-        case 32: dense_terms<32, R>(acc, a_mine, b_mine, a_ld, b_ld, K); break;
-        default: dense_terms<0, R>(acc, a_mine, b_mine, a_ld, b_ld, K); break;
+        case 8: dense_terms<8, ARGMAX, R>(acc, arg, a_mine, b_mine, a_ld, b_ld, K); break;
+        case 16: dense_terms<16, ARGMAX, R>(acc, arg, a_mine, b_mine, a_ld, b_ld, K); break;
+        case 32: dense_terms<32, ARGMAX, R>(acc, arg, a_mine, b_mine, a_ld, b_ld, K); break;
+        default: dense_terms<0, ARGMAX, R>(acc, arg, a_mine, b_mine, a_ld, b_ld, K); break;
         }
         // N is whole vectors and col0 a multiple of 4, so each vector is inside C or wholly past it.
 #pragma unroll
@@ -147,12 +159,18 @@ __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
                 if constexpr (!STAGE) v.v[e] = v.v[e] + T(0);  // -0 -> +0
             }
             Vec16<T>* const out = reinterpret_cast<Vec16<T>*>(c + g * VEC);
-            if (p.accumulate) {
+            if (!ARGMAX && p.accumulate) {
                 const Vec16<T> old = *out;
 #pragma unroll
                 for (int e = 0; e < VEC; ++e) v.v[e] = R::plus(old.v[e] + T(0), v.v[e]);  // an old -0 as +0
             }
             *out = v;
+        }
+        if constexpr (ARGMAX) {
+            int* const at = element<int>(p.argmax, b, row, col0);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (col0 + j < N) at[j * p.argmax.col_stride] = arg[j];
         }
     }
 }

@@ -44,8 +44,7 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
     } else if constexpr (IsSame<Variant, Column>::value) {
         gemm_column<Cfg, S, T, ARGMAX, THREADS>(p);
     } else if constexpr (IsSame<Variant, Dense>::value) {
-        static_assert(!ARGMAX, "Dense products have no argmax (their argmax twins are Tiny rows)");
-        gemm_dense<Cfg, S, T>(p);
+        gemm_dense<Cfg, S, T, ARGMAX>(p);
     } else if constexpr (IsSame<Variant, Wide>::value) {
         static_assert(!ARGMAX, "Wide products have no argmax");
         gemm_wide<Cfg, S, T>(p);

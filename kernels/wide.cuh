@@ -126,8 +126,8 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
         T* const b_to = sb[buffer];
 #pragma unroll
         for (int r = 0; r < LOADS; ++r) {
-            if (a_at[r] >= 0) stage_down<R>(a_to, GROUPED ? a_at[r] & 0xffff : a_at[r], A_LD, ra[r]);
-            if (b_at[r] >= 0) stage_vector<R>(b_to + (GROUPED ? b_at[r] & 0xffff : b_at[r]), rb[r]);
+            if (a_at[r] >= 0) stage_down<IsInt<T>::value, R>(a_to, GROUPED ? a_at[r] & 0xffff : a_at[r], A_LD, ra[r]);
+            if (b_at[r] >= 0) stage_vector<IsInt<T>::value, R>(b_to + (GROUPED ? b_at[r] & 0xffff : b_at[r]), rb[r]);
         }
         __syncthreads();
         if (first + step < p.batch) fetch(first + step);  // in flight while this group is computed

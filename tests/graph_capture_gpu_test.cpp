@@ -279,7 +279,7 @@ TEST(GraphCaptureProblems, TheProblemsReachEveryProductVariant) {
         argmax_reached.insert(plan_of(q).choice.kernel->variant);
         argmax_variants += " " + p.label + ": " + std::string(to_string(plan_of(q).choice.kernel->variant)) + ";";
     }
-    for (KernelVariant v : {KernelVariant::Serial, KernelVariant::Vector, KernelVariant::Column})
+    for (KernelVariant v : {KernelVariant::Serial, KernelVariant::Vector, KernelVariant::Column, KernelVariant::Dense})
         EXPECT_TRUE(argmax_reached.count(v)) << "no problem reaches the " << to_string(v)
                                              << " argmax kernel: resize problems() to the rules of src/gemm/plan.cpp";
     for (KernelVariant v :

@@ -226,18 +226,20 @@ TEST(KernelChoice, TinyLaunchesOneWaveOfResidentBlocks) {
 
 // Products of at most 32 x 32 x 32 whose A and B are contiguous row-major arrays, C row-major with
 // rows of whole 16-byte vectors, K and N whole vectors, and every matrix 16-byte aligned take the
-// Dense kernels (plain products; with argmax the Tiny ones); a product that misses any of it takes
-// the Tiny kernel.
+// Dense kernels, plain and with argmax; a product that misses any of it takes the Tiny kernel.
 TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
     const auto both = [](const Product& p) {
         return name_of(choose(p)) + " " + name_of(choose(p, kH200, Operation::GemmArgmax));
     };
-    EXPECT_EQ(both({16, 16, 16, 65536}), "tropical_dense_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(both({16, 16, 16, 65536}), "tropical_dense_f32_maxplus tropical_dense_argmax_f32_maxplus");
     EXPECT_EQ(name_of(choose({16, 16, 16, 65536, DType::F64})), "tropical_dense_f64_maxplus");
     EXPECT_EQ(name_of(choose({4, 8, 12, 1000, DType::I32, Semiring::MaxMul})), "tropical_dense_i32_maxmul");
     EXPECT_EQ(name_of(choose({5, 6, 2, 300, DType::I64, Semiring::MinMax})), "tropical_dense_i64_minmax");
     EXPECT_EQ(name_of(choose({1, 4, 4})), "tropical_dense_f32_maxplus");
-    EXPECT_EQ(both({32, 32, 8, 16384}), "tropical_dense_f32_maxplus tropical_tiny_argmax_f32_maxplus");
+    EXPECT_EQ(both({32, 32, 8, 16384}), "tropical_dense_f32_maxplus tropical_dense_argmax_f32_maxplus");
+    EXPECT_EQ(name_of(choose({5, 6, 2, 300, DType::I64, Semiring::MinMax}, kH200, Operation::GemmArgmax)),
+              "tropical_dense_argmax_i64_minmax");
+    EXPECT_EQ(name_of(choose({1, 4, 4}, kH200, Operation::GemmArgmax)), "tropical_dense_argmax_f32_maxplus");
     EXPECT_EQ(name_of(choose({32, 32, 32, 100, DType::F64})), "tropical_dense_f64_maxplus");
     // A gap between C's matrices that keeps them aligned, and accumulation.
     EXPECT_EQ(name_of(choose({16, 16, 16, 65536, DType::F32, Semiring::MaxPlus, true, 4})),
@@ -247,7 +249,9 @@ TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
          {Product{33, 16, 16, 65536}, Product{16, 16, 36, 65536}, Product{16, 14, 16, 65536}, Product{16, 16, 6, 65536},
           Product{16, 16, 16, 65536, DType::F64, Semiring::MaxPlus, false, 1},
           Product{16, 16, 16, 65536, DType::F32, Semiring::MaxPlus, false, 0, Layout::ColMajor}})
-        EXPECT_NE(choose(p).kernel->variant, KernelVariant::Dense) << p.m << " x " << p.n << " x " << p.k;
+        for (const Operation operation : {Operation::Gemm, Operation::GemmArgmax})
+            EXPECT_NE(choose(p, kH200, operation).kernel->variant, KernelVariant::Dense)
+                << p.m << " x " << p.n << " x " << p.k;
     // A or B not one contiguous array, or an operand's start off a 16-byte boundary.
     const Product p{16, 16, 16, 65536};
     const Shape s{p.m, p.n, p.k};

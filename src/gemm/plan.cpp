@@ -229,12 +229,12 @@ std::int64_t serial_splits(std::int64_t tiles, std::int64_t slots, std::int64_t 
 // memory (a rescan from global memory is then a large share of the work), where the device gives a
 // block that panel (argmax_panel_bytes; the Serial kernel's panel holds a chunk's slices).
 // An A of a few rows takes the Vector argmax kernel (vector_fits), a B of a few columns the Column one
-// (column_fits). Another smaller shape takes the
-// Small argmax kernel, which gives it 4 times the blocks, or the Tiny one
-// where small_or_tiny says; and where even the Small kernel leaves multiprocessors idle and K is at
-// least two of its slices (a step of a Viterbi chain, (64 x 256) x (256 x 256)), the SplitK argmax
-// kernel, whose 16 x 16 tiles give 4 times the blocks and whose groups of threads split K, so that
-// each result's chain of dependent terms is 4 times shorter.
+// (column_fits), a product laid out for the Dense kernel that one (vectors_fit), as plain products
+// do. Another smaller shape takes the Small argmax kernel, which gives it 4 times the blocks, or the
+// Tiny one where small_or_tiny says; and where even the Small kernel leaves multiprocessors idle and
+// K is at least two of its slices (a step of a Viterbi chain, (64 x 256) x (256 x 256)), the SplitK
+// argmax kernel, whose 16 x 16 tiles give 4 times the blocks and whose groups of threads split K, so
+// that each result's chain of dependent terms is 4 times shorter.
 constexpr std::int64_t kShortArgmaxK = 1024;
 
 Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& device) {
@@ -255,6 +255,7 @@ Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& devic
         return {vector};
     if (const KernelInfo* column = argmax_kernel(KernelVariant::Column, q); column_fits(column, q, s, multiprocessors))
         return {column};
+    if (const KernelInfo* dense = argmax_kernel(KernelVariant::Dense, q); vectors_fit(dense, q, s)) return {dense};
     const KernelInfo* small_kernel = argmax_kernel(KernelVariant::Small, q);
     const KernelInfo* split = argmax_kernel(KernelVariant::SplitK, q);
     if (small_kernel && split && s.k >= 2 * row_of(*small_kernel).tile.bk &&

@@ -44,6 +44,7 @@
 // never defined, as no kernel the emulation runs takes any.
 #define TG_DYNAMIC_SHARED extern
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 
 struct alignas(16) uint4 {
     unsigned x, y, z, w;
@@ -271,6 +272,9 @@ inline int __float_as_int(float x) { return std::bit_cast<int>(x); }
 inline double __longlong_as_double(long long x) { return std::bit_cast<double>(x); }
 inline int __viaddmax_s32(int a, int b, int c) { return std::max(a + b, c); }
 inline int __viaddmin_s32(int a, int b, int c) { return std::min(a + b, c); }
+// CUDA's integer min, which device code calls unqualified.
+inline int min(int a, int b) { return std::min(a, b); }
+inline long long min(long long a, long long b) { return std::min(a, b); }
 // The kernels run here one thread at a time, so the atomics need no atomicity.
 inline int atomicMax(int* p, int v) {
     const int old = *p;

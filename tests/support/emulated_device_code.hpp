@@ -1,10 +1,10 @@
 #pragma once
 // The device code of kernels/ as support/device_emulation.hpp runs it on the CPU, for the emulated
-// tests (orand_emulation_test, and through support/emulated_products.hpp vector_emulation_test and
-// column_emulation_test): CMakeLists.txt's device_code_pieces in order,
-// but for backward.cuh, whose `extern __shared__` has no host twin (its one name that entry.cuh uses
-// is declared instead), and the Dense, Wide and counting loops, which no emulated test runs
-// (entry.cuh names them only in templates that are then never instantiated). Include it after every
+// tests (orand_emulation_test, and through support/emulated_products.hpp vector_emulation_test,
+// column_emulation_test and dense_emulation_test): CMakeLists.txt's device_code_pieces in order, but
+// for backward.cuh, whose `extern __shared__` has no host twin (its one name that entry.cuh uses is
+// declared instead), and the Wide and counting loops, which no emulated test runs (entry.cuh names
+// them only in templates that are then never instantiated). Include it after every
 // other header, so that the emulation's macros reach nothing else; it takes them back at the end.
 #include "support/device_emulation.hpp"
 // clang-format off
@@ -16,6 +16,7 @@
 #include "small.cuh"
 #include "vector.cuh"
 #include "column.cuh"
+#include "dense.cuh"
 namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
 #include "orand_staging.cuh"
 #include "orand.cuh"
@@ -27,3 +28,4 @@ namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardPar
 #undef blockDim
 #undef gridDim
 #undef __shared__
+#undef __align__

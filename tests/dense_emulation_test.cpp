@@ -1,0 +1,98 @@
+// The Dense kernels' device code (kernels/dense.cuh) run on the CPU by
+// tests/support/device_emulation.hpp, against the reference: every type and semiring, plain (also
+// accumulating) and with argmax, as the host plans them (validate, plan: the kernel, its grid and
+// parameters), for the tensor networks' small contiguous products: one and several products per
+// block at a time, a last group short of products, the unrolled K of 8, 16 and 32 and the general
+// loop, sides below the tile, aligned gaps between the matrices, a broadcast operand, the argmax in
+// either layout, ties, NaN, infinities and integer range ends, and a grid smaller than the work.
+// CI has no GPU: this is where the kernels' staging maps, vector loads and barriers, and the argmax
+// twins' tracking, are checked there (tests/dense_gpu_test.cpp runs such products on a GPU).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <tropical/kernels.hpp>
+#include "support/gemm_test_util.hpp"
+
+#include "support/emulated_products.hpp"
+
+using namespace tropical;
+using namespace tropical::testing;
+using tropical::testing::emulated::Problem;
+
+namespace {
+
+// The Dense rows' tile and block (kernels/catalogue.def), checked against the catalogue below.
+struct DenseKernels {
+    static constexpr KernelVariant variant = KernelVariant::Dense;
+    using Tag = tg::Dense;
+    using Tile = tg::Tile<32, 32, 32, 1, 4, 32>;
+    static constexpr int threads = 256;
+};
+
+template <class S, class T>
+void check(Rng& rng, const Problem& x, bool edges = false) {
+    emulated::check<DenseKernels, S, T>(rng, x, edges);
+}
+
+// Row-major A, B and C, each one array (the Dense kernels' layout), `count` products `gap` elements
+// apart (a multiple of 4: every matrix of every type on a 16-byte boundary); the argmax column-major
+// or padded as `salt` says, which the kernels store element by element.
+Geometries dense(std::int64_t count, std::int64_t gap, int salt) {
+    Geometries g = with_count(Geometries{}, count);
+    g.a.gap = g.b.gap = g.c.gap = gap;
+    g.argmax.layout = salt % 2 ? Layout::ColMajor : Layout::RowMajor;
+    g.argmax.pad = salt % 3, g.argmax.gap = salt % 2;
+    return g;
+}
+
+template <class C>
+class DenseEmulation : public ::testing::Test {};
+TYPED_TEST_SUITE(DenseEmulation, AllCases, CaseName);
+
+TEST(DenseEmulationRows, EveryDenseRowHasTheEmulatedTile) {
+    emulated::expect_rows<DenseKernels>(40);  // plain and argmax, every type and semiring
+}
+
+// 16^3 (four products a block at a time, the last group short), 32 x 32 x 8 and 32^3 (one), sides
+// that put several in a block, K past the unrolled ones (12, 24) and short of them (4); ties, so
+// that equal terms meet and the smallest k must win.
+TYPED_TEST(DenseEmulation, SmallProducts) {
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    const std::vector<Problem> problems = {
+        {16, 16, 16, dense(6, 0, 0), Values::Ties},
+        {32, 32, 8, dense(2, 4, 1)},
+        {32, 32, 32, dense(1, 0, 2), Values::Ties},
+        {5, 12, 8, dense(7, 4, 3), Values::Ties},
+        {9, 16, 12, dense(3, 0, 4)},
+        {31, 8, 24, dense(2, 8, 5), Values::Ties},
+        {1, 4, 4, dense(9, 0, 1), Values::Ties},
+    };
+    for (const Problem& x : problems) check<S, T>(rng, x);
+}
+
+// A or B shared by every product (a batch stride of 0); one block for all the groups in turn.
+TYPED_TEST(DenseEmulation, BroadcastAndOneBlock) {
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    for (const bool broadcast_a : {true, false}) {
+        Geometries g = dense(5, 0, broadcast_a ? 1 : 2);
+        (broadcast_a ? g.a : g.b).broadcast = true;
+        check<S, T>(rng, {12, 16, 8, g, Values::Ties});
+    }
+    check<S, T>(rng, {16, 16, 16, dense(11, 4, 3), Values::Ties, true});
+}
+
+TYPED_TEST(DenseEmulation, EdgeValues) {
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    check<S, T>(rng, {16, 16, 16, dense(3, 0, 0)}, true);
+    check<S, T>(rng, {7, 8, 32, dense(2, 4, 1)}, true);
+}
+
+}  // namespace
