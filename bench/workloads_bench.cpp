@@ -6,7 +6,7 @@
 //             step, for B sequences over S states, in µs per step: eager launches, one CUDA graph
 //             replaying all steps, and the kernel time of one step (launches back to back); and
 //             the walk back (the best final states, then tropical::backtrack) in µs;
-//   bandwidth/ batched products of tiny matrices (plain, two also with argmax), row vectors times a
+//   bandwidth/ batched products of tiny matrices (plain, five also with argmax), row vectors times a
 //             matrix and a matrix times a column vector (one and a batch, plain and with argmax), as
 //             the bytes they must move (A and B read once, C and the argmax written once) per
 //             second and as a fraction of HBM bandwidth;
@@ -325,9 +325,10 @@ void register_all() {
          {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}, Product{64, 64, 16, 4096}, Product{64, 64, 32, 4096},
           Product{48, 48, 16, 8192}, Product{40, 40, 16, 8192}, Product{24, 64, 16, 8192}})
         add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}", p.batch, p.m, p.n, p.k), 100, bandwidth, p);
-    // The Dense shapes with argmax (the Dense kernels' argmax twins; the plain rows above keep their
-    // names).
-    for (Product p : {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}}) {
+    // Some of them with argmax (the Dense and Wide kernels' argmax twins; the plain rows above keep
+    // their names).
+    for (Product p : {Product{16, 16, 16, 65536}, Product{32, 32, 8, 16384}, Product{64, 64, 16, 4096},
+                      Product{64, 64, 32, 4096}, Product{48, 48, 16, 8192}}) {
         p.with_argmax = true;
         add(fmt::format("bandwidth/f32/maxplus/{}x{}x{}x{}/argmax", p.batch, p.m, p.n, p.k), 100, bandwidth, p);
     }

@@ -46,8 +46,7 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
     } else if constexpr (IsSame<Variant, Dense>::value) {
         gemm_dense<Cfg, S, T, ARGMAX>(p);
     } else if constexpr (IsSame<Variant, Wide>::value) {
-        static_assert(!ARGMAX, "Wide products have no argmax");
-        gemm_wide<Cfg, S, T>(p);
+        gemm_wide<Cfg, S, T, ARGMAX>(p);
     } else {
         constexpr bool SERIAL = IsSame<Variant, Serial>::value;
         static_assert(!SERIAL || ARGMAX, "Serial rows are argmax rows (plain products split K with atomics)");

@@ -4,10 +4,12 @@
 namespace tg {
 
 // The terms of a thread's 4 x 4 results, one k at a time: 4 rows of A's staged column and 4 columns
-// of B's staged row, each read as 16-byte vectors. KK > 0: a K of KK, unrolled whole (the common K
-// of tensor networks: 8, 16, 32); KK = 0: any K.
-template <int KK, class R, class T>
-__device__ __forceinline__ void wide_terms(T (&acc)[4][4], const T* a, const T* b, int a_ld, int b_ld, int K) {
+// of B's staged row, each read as 16-byte vectors, k ascending, so that with ARGMAX (track_term) ties
+// keep the smallest k. KK > 0: a K of KK, unrolled whole (the common K of tensor networks: 8, 16,
+// 32); KK = 0: any K.
+template <int KK, bool ARGMAX, class R, class T>
+__device__ __forceinline__ void wide_terms(T (&acc)[4][4], int (&arg)[4][4], const T* a, const T* b, int a_ld, int b_ld,
+                                           int K) {
     constexpr int VEC = 16 / sizeof(T);
     const int n = KK > 0 ? KK : K;
 #pragma unroll(KK > 0 ? KK : 2)
@@ -21,7 +23,11 @@ __device__ __forceinline__ void wide_terms(T (&acc)[4][4], const T* a, const T* 
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][j] = R::mac(av[i / VEC].v[i % VEC], bv[j / VEC].v[j % VEC], acc[i][j]);
+            for (int j = 0; j < 4; ++j) {
+                const T x = av[i / VEC].v[i % VEC], y = bv[j / VEC].v[j % VEC];
+                if constexpr (ARGMAX) track_term<R>(x, y, acc[i][j], arg[i][j], k);
+                else acc[i][j] = R::mac(x, y, acc[i][j]);
+            }
     }
 }
 
@@ -66,8 +72,10 @@ struct WideBuffers {
 
 // A Wide block's loop over its groups of products (gemm_wide below). GROUPED: G > 1 products per
 // block at a time, each thread's vectors tagged with their product; else one, whose loads and stores
-// need no such bookkeeping (the 64 x 64 products' path).
-template <class Cfg, class S, class T, bool GROUPED>
+// need no such bookkeeping (the 64 x 64 products' path). ARGMAX: each thread tracks its results' k
+// (a result's K is one thread's: no merge) and stores them beside C, one by one in the argmax's own
+// layout; the operands are then staged as the other argmax kernels stage them (no float -0).
+template <class Cfg, class S, class T, bool GROUPED, bool ARGMAX>
 __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*sa)[WideBuffers<Cfg, T>::A],
                                               T (*sb)[WideBuffers<Cfg, T>::B]) {
     using R = Ring<S, T>;
@@ -77,6 +85,7 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
     constexpr int A_LD = WideBuffers<Cfg, T>::A_LD, B_LD = WideBuffers<Cfg, T>::B_LD;
     // Vectors of A (and of B) a thread loads per group, at most: a buffer holds SIDE x BK of them.
     constexpr int LOADS = SIDE * BK / VEC / THREADS;
+    constexpr bool STAGE = IsInt<T>::value || ARGMAX;
     static_assert(LOADS * VEC * THREADS == SIDE * BK, "a buffer's A and B are whole loads of the block");
 
     const int t = threadIdx.x;
@@ -126,8 +135,8 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
         T* const b_to = sb[buffer];
 #pragma unroll
         for (int r = 0; r < LOADS; ++r) {
-            if (a_at[r] >= 0) stage_down<IsInt<T>::value, R>(a_to, GROUPED ? a_at[r] & 0xffff : a_at[r], A_LD, ra[r]);
-            if (b_at[r] >= 0) stage_vector<IsInt<T>::value, R>(b_to + (GROUPED ? b_at[r] & 0xffff : b_at[r]), rb[r]);
+            if (a_at[r] >= 0) stage_down<STAGE, R>(a_to, GROUPED ? a_at[r] & 0xffff : a_at[r], A_LD, ra[r]);
+            if (b_at[r] >= 0) stage_vector<STAGE, R>(b_to + (GROUPED ? b_at[r] & 0xffff : b_at[r]), rb[r]);
         }
         __syncthreads();
         if (first + step < p.batch) fetch(first + step);  // in flight while this group is computed
@@ -135,25 +144,39 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
         if (mine >= G || b >= p.batch) continue;
 
         T acc[4][4];
+        int arg[4][4];  // dead, and removed, unless ARGMAX
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][j] = R::init();
+            for (int j = 0; j < 4; ++j) {
+                acc[i][j] = R::init();
+                arg[i][j] = -1;
+            }
         // Rows past M read stale shared memory (columns past N are never a thread's); their results
         // are not stored.
         const T* const a = a_to + mine * K * A_LD + row0;
         const T* const bv = b_to + mine * K * B_LD + col0;
         switch (K) {
-        case 16: wide_terms<16, R>(acc, a, bv, A_LD, B_LD, K); break;
+        case 16: wide_terms<16, ARGMAX, R>(acc, arg, a, bv, A_LD, B_LD, K); break;
         case 32:
-            if constexpr (BK >= 32) wide_terms<32, R>(acc, a, bv, A_LD, B_LD, K);
-            else wide_terms<0, R>(acc, a, bv, A_LD, B_LD, K);
+            if constexpr (BK >= 32) wide_terms<32, ARGMAX, R>(acc, arg, a, bv, A_LD, B_LD, K);
+            else wide_terms<0, ARGMAX, R>(acc, arg, a, bv, A_LD, B_LD, K);
             break;
-        default: wide_terms<0, R>(acc, a, bv, A_LD, B_LD, K); break;
+        default: wide_terms<0, ARGMAX, R>(acc, arg, a, bv, A_LD, B_LD, K); break;
         }
         T* const c = element<T>(p.c, b, row0, col0);
-        if (p.accumulate) wide_store<true, R>(acc, c, p.c.row_stride, M - row0, N - col0);
+        if (!ARGMAX && p.accumulate) wide_store<true, R>(acc, c, p.c.row_stride, M - row0, N - col0);
         else wide_store<false, R>(acc, c, p.c.row_stride, M - row0, N - col0);
+        if constexpr (ARGMAX) {
+            int* const at = element<int>(p.argmax, b, row0, col0);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                if (row0 + i >= M) break;
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (col0 + j < N) at[i * p.argmax.row_stride + j * p.argmax.col_stride] = arg[i][j];
+            }
+        }
     }
 }
 
@@ -170,9 +193,9 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
 // its threads and a buffer hold (a product takes ceil(M / 4) x ceil(N / 4) threads, numbered along
 // its rows, so that no lane idles past N). Every thread loads the same vectors of every group of
 // products, so where each lands in shared memory is worked out once; the next group's vectors are
-// in flight while one is computed; C's rows are stored as vectors. No argmax: those products take
-// other kernels.
-template <class Cfg, class S, class T>
+// in flight while one is computed; C's rows are stored as vectors. With ARGMAX each result's k is
+// tracked by its thread and stored beside C.
+template <class Cfg, class S, class T, bool ARGMAX>
 __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
     const int threads = (static_cast<int>(p.m) + 3) / 4 * ((static_cast<int>(p.n) + 3) / 4);  // a product's
     const int G = min(Cfg::threads / threads, Cfg::bk / static_cast<int>(p.k));               // products at once
@@ -180,8 +203,8 @@ __device__ __forceinline__ void gemm_wide(const TgGemmParams& p) {
     // costs one barrier, not two. A product of the group takes K of a buffer's BK rows.
     __shared__ __align__(16) T sa[2][WideBuffers<Cfg, T>::A];
     __shared__ __align__(16) T sb[2][WideBuffers<Cfg, T>::B];
-    if (G > 1) wide_products<Cfg, S, T, true>(p, G, sa, sb);
-    else wide_products<Cfg, S, T, false>(p, 1, sa, sb);
+    if (G > 1) wide_products<Cfg, S, T, true, ARGMAX>(p, G, sa, sb);
+    else wide_products<Cfg, S, T, false, ARGMAX>(p, 1, sa, sb);
 }
 
 }  // namespace tg

@@ -1,12 +1,13 @@
-// The Dense kernels' device code (kernels/dense.cuh) run on the CPU by
+// The Dense and Wide kernels' device code (kernels/dense.cuh, kernels/wide.cuh) run on the CPU by
 // tests/support/device_emulation.hpp, against the reference: every type and semiring, plain (also
 // accumulating) and with argmax, as the host plans them (validate, plan: the kernel, its grid and
 // parameters), for the tensor networks' small contiguous products: one and several products per
-// block at a time, a last group short of products, the unrolled K of 8, 16 and 32 and the general
-// loop, sides below the tile, aligned gaps between the matrices, a broadcast operand, the argmax in
-// either layout, ties, NaN, infinities and integer range ends, and a grid smaller than the work.
-// CI has no GPU: this is where the kernels' staging maps, vector loads and barriers, and the argmax
-// twins' tracking, are checked there (tests/dense_gpu_test.cpp runs such products on a GPU).
+// block at a time, a last group short of products, the unrolled K (8, 16, 32) and the general loop,
+// sides below the tile (Wide: rows of a thread past M), aligned gaps between the matrices, a
+// broadcast operand, the argmax in either layout, ties, NaN, infinities and integer range ends, and
+// a grid smaller than the work. CI has no GPU: this is where the kernels' staging maps, vector loads
+// and barriers, and the argmax twins' tracking, are checked there (tests/dense_gpu_test.cpp runs
+// such products on a GPU).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -31,10 +32,30 @@ struct DenseKernels {
     static constexpr int threads = 256;
 };
 
+// The Wide rows': 64 x 64, 4 x 4 results a thread, a K of up to 32 (16 for 64-bit types, whose two
+// groups' operands fill the same 48 KB).
+template <class T>
+struct WideKernels {
+    static constexpr KernelVariant variant = KernelVariant::Wide;
+    using Tag = tg::Wide;
+    static constexpr int bk = sizeof(T) == 8 ? 16 : 32;
+    using Tile = tg::Tile<64, 64, bk, 4, 4, bk>;
+    static constexpr int threads = 256;
+};
+
 template <class S, class T>
 void check(Rng& rng, const Problem& x, bool edges = false) {
     emulated::check<DenseKernels, S, T>(rng, x, edges);
 }
+
+template <class S, class T>
+void check_wide(Rng& rng, const Problem& x, bool edges = false) {
+    emulated::check<WideKernels<T>, S, T>(rng, x, edges);
+}
+
+// A Wide batch: the plan takes the Wide kernels from a product per multiprocessor (132 on the
+// emulated H200).
+constexpr std::int64_t kWideBatch = 132;
 
 // Row-major A, B and C, each one array (the Dense kernels' layout), `count` products `gap` elements
 // apart (a multiple of 4: every matrix of every type on a 16-byte boundary); the argmax column-major
@@ -51,8 +72,12 @@ template <class C>
 class DenseEmulation : public ::testing::Test {};
 TYPED_TEST_SUITE(DenseEmulation, AllCases, CaseName);
 
-TEST(DenseEmulationRows, EveryDenseRowHasTheEmulatedTile) {
+TEST(DenseEmulationRows, EveryDenseAndWideRowHasTheEmulatedTile) {
     emulated::expect_rows<DenseKernels>(40);  // plain and argmax, every type and semiring
+    emulated::expect_rows<WideKernels<float>>(10, DType::F32);
+    emulated::expect_rows<WideKernels<double>>(10, DType::F64);
+    emulated::expect_rows<WideKernels<std::int32_t>>(10, DType::I32);
+    emulated::expect_rows<WideKernels<std::int64_t>>(10, DType::I64);
 }
 
 // 16^3 (four products a block at a time, the last group short), 32 x 32 x 8 and 32^3 (one), sides
@@ -93,6 +118,20 @@ TYPED_TEST(DenseEmulation, EdgeValues) {
     TROPICAL_TEST_RNG(rng);
     check<S, T>(rng, {16, 16, 16, dense(3, 0, 0)}, true);
     check<S, T>(rng, {7, 8, 32, dense(2, 4, 1)}, true);
+}
+
+// The Wide kernels: one 64 x 64 product per block at a time (a K of 16, unrolled) and narrower ones
+// several at a time (two of 40 x 40, the general loop with a K of 8 or 12; three of 24 x 64 with a
+// K of 4), M and N not multiples of 4, a last group short of products, one block for all of them.
+TYPED_TEST(DenseEmulation, WideProducts) {
+    using S = typename TypeParam::Ring;
+    using T = typename TypeParam::Elem;
+    TROPICAL_TEST_RNG(rng);
+    check_wide<S, T>(rng, {64, 64, 16, dense(kWideBatch, 0, 0), Values::Ties});
+    check_wide<S, T>(rng, {37, 40, 12, dense(kWideBatch + 1, 4, 1), Values::Ties});
+    check_wide<S, T>(rng, {24, 64, 4, dense(kWideBatch, 0, 2)});
+    check_wide<S, T>(rng, {40, 36, 8, dense(kWideBatch + 5, 4, 3), Values::Ties, true});
+    check_wide<S, T>(rng, {44, 64, 16, dense(kWideBatch, 0, 4)}, true);
 }
 
 }  // namespace

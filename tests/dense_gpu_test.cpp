@@ -5,8 +5,8 @@
 // plans the kernel it means for its shape on this GPU, so that none passes on another path; then C
 // against the reference, exactly, with C poisoned: every type and semiring, sides below the tile,
 // aligned gaps between the matrices, a broadcast operand, accumulation, and the semirings' edge
-// values (NaN, both infinities, -0, the integer range's ends). The Dense kernels' argmax twins take
-// the same products with argmax (poisoned too, in either layout): the smallest k that attains each
+// values (NaN, both infinities, -0, the integer range's ends). The kernels' argmax twins take the
+// same products with argmax (poisoned too, in either layout): the smallest k that attains each
 // result, the first NaN, -1 where no term beats the zero.
 #include <gtest/gtest.h>
 
@@ -47,8 +47,8 @@ std::int64_t wide_k() {
 
 template <class S, class T>
 void expect_dense(const Problem& p) {
-    expect_planned<S, T>(detail::Operation::Gemm, p, wide(p) ? KernelVariant::Wide : KernelVariant::Dense);
-    if (!wide(p)) expect_planned<S, T>(detail::Operation::GemmArgmax, p, KernelVariant::Dense);
+    for (const auto operation : {detail::Operation::Gemm, detail::Operation::GemmArgmax})
+        expect_planned<S, T>(operation, p, wide(p) ? KernelVariant::Wide : KernelVariant::Dense);
 }
 
 // Row-major operands in one array each, `gap` elements between a batch's matrices (a multiple of
@@ -60,8 +60,8 @@ Geometries dense_geometry(std::int64_t count, std::int64_t gap) {
 }
 
 // Each problem planned for its kernel, then plain and accumulating, typical values and ties, every
-// other one with aligned gaps between the matrices; the Dense products also with argmax, its matrices
-// column-major or padded in turn (the kernels store it element by element, in any layout).
+// other one with aligned gaps between the matrices; with argmax too, its matrices column-major or
+// padded in turn (the kernels store it element by element, in any layout).
 template <class S, class T>
 void run_problems(Rng& rng, const std::vector<Problem>& problems) {
     for (std::size_t i = 0; i < problems.size(); ++i) {
@@ -71,7 +71,6 @@ void run_problems(Rng& rng, const std::vector<Problem>& problems) {
         const Values values = i % 2 ? Values::Ties : Values::Typical;
         check_gemm<S, T>(rng, p.shape, g, values, {.batched_api = true});
         check_gemm<S, T>(rng, p.shape, g, values, {.accumulate = true, .batched_api = true});
-        if (wide(p)) continue;
         g.argmax.layout = i % 3 == 1 ? Layout::ColMajor : Layout::RowMajor;
         g.argmax.pad = static_cast<std::int64_t>(i % 3), g.argmax.gap = static_cast<std::int64_t>(i % 2);
         check_gemm_argmax<S, T>(rng, p.shape, g, Values::Ties, {.batched_api = true});
@@ -143,7 +142,7 @@ TYPED_TEST(DenseGpu, BroadcastOperand) {
 
 // NaN, both infinities, -0 and (integers) the ends of the range scattered over a batch, and a row of
 // A at the zero: C matches the reference bit for bit, plain and accumulating onto edge values, and
-// with argmax (the Dense products).
+// with argmax.
 template <class S, class T>
 void check_edge_values(Rng& rng, const Problem& p) {
     constexpr Semiring ring = S::value;
@@ -158,7 +157,6 @@ void check_edge_values(Rng& rng, const Problem& p) {
     for (std::size_t e = 0; e < old_c.storage.size(); ++e) old_c.storage[e] = old_a.storage[e % old_a.storage.size()];
     EXPECT_TRUE(exactly_equal("accumulated C", reference_gemm<T>(ring, a, b, old_c, true),
                               gpu_gemm<S>(a, b, old_c, {.accumulate = true, .batched_api = true})));
-    if (wide(p)) return;
     const auto argmax = make_matrix<std::int32_t>(s.m, s.n, g.argmax);
     const auto [expected_c, expected_argmax] = reference_gemm_argmax<T>(ring, a, b, c0, argmax);
     const auto [actual_c, actual_argmax] = gpu_gemm_argmax<S>(a, b, c0, argmax, {.batched_api = true});

@@ -277,7 +277,7 @@ TEST(KernelChoice, DenseProductsTakeTheDenseKernels) {
 // 16-byte aligned) with a side past 32, sides of at most 64 that cover a quarter of the 64 x 64 tile or more
 // and a K of at most 32 (16 for 64-bit types) take the Wide kernels where they are at least one per multiprocessor: ahead
 // of the Batched kernels, whose tiles they fill. Fewer products, or narrower ones, keep the kernels
-// they had; argmax keeps its own rows.
+// they had. With argmax, the Wide argmax kernels by the same rule.
 TEST(KernelChoice, WideProductsTakeTheWideKernels) {
     EXPECT_EQ(name_of(choose({64, 64, 16, 4096})), "tropical_wide_f32_maxplus");
     EXPECT_EQ(name_of(choose({64, 64, 32, kH200})), "tropical_wide_f32_maxplus");
@@ -293,10 +293,21 @@ TEST(KernelChoice, WideProductsTakeTheWideKernels) {
     EXPECT_EQ(name_of(choose({64, 64, 16, kH200 - 1})), "tropical_tiny_f32_maxplus");
     EXPECT_EQ(name_of(choose({12, 64, 8, 4096})), "tropical_tiny_f32_maxplus");
     EXPECT_EQ(name_of(choose({33, 4, 4, 4096})), "tropical_tiny_f32_maxplus");
-    EXPECT_NE(choose({64, 64, 16, 4096}, kH200, Operation::GemmArgmax).kernel->variant, KernelVariant::Wide);
-    // The 64-bit types' Tiled kernels take 64 x 64 tiles where they fill two blocks per multiprocessor.
+    // With argmax: the Wide argmax kernels, by the same rule (ahead of the Batched and Serial argmax
+    // kernels, whose 64 x 64 tiles these products fill).
+    EXPECT_EQ(name_of(choose({64, 64, 16, 4096}, kH200, Operation::GemmArgmax)), "tropical_wide_argmax_f32_maxplus");
+    EXPECT_EQ(name_of(choose({48, 48, 16, 8192, DType::I32, Semiring::MaxMin}, kH200, Operation::GemmArgmax)),
+              "tropical_wide_argmax_i32_maxmin");
+    EXPECT_EQ(name_of(choose({32, 32, 16, 4096}, kH200, Operation::GemmArgmax)), "tropical_dense_argmax_f32_maxplus");
+    EXPECT_NE(choose({64, 64, 16, kH200 - 1}, kH200, Operation::GemmArgmax).kernel->variant, KernelVariant::Wide);
+    // The 64-bit types' Tiled kernels take 64 x 64 tiles where they fill two blocks per multiprocessor,
+    // and so do their argmax twins.
     EXPECT_EQ(name_of(choose({64, 64, 16, 4096, DType::F64})), "tropical_gemm_f64_maxplus");
+    EXPECT_EQ(name_of(choose({64, 64, 16, 4096, DType::F64}, kH200, Operation::GemmArgmax)),
+              "tropical_gemm_argmax_f64_maxplus");
     EXPECT_EQ(name_of(choose({44, 64, 16, 4096, DType::F64})), "tropical_wide_f64_maxplus");
+    EXPECT_EQ(name_of(choose({44, 64, 16, 4096, DType::F64}, kH200, Operation::GemmArgmax)),
+              "tropical_wide_argmax_f64_maxplus");
     // Not the Wide kernel's: a side past 64, K past 32, N or K not whole vectors, C column-major or
     // unaligned.
     for (const Product& p :
@@ -304,7 +315,9 @@ TEST(KernelChoice, WideProductsTakeTheWideKernels) {
           Product{64, 64, 14, 4096}, Product{44, 64, 18, 4096, DType::I64},
           Product{64, 64, 16, 4096, DType::F64, Semiring::MaxPlus, false, 1},
           Product{64, 64, 16, 4096, DType::F32, Semiring::MaxPlus, false, 0, Layout::ColMajor}})
-        EXPECT_NE(choose(p).kernel->variant, KernelVariant::Wide) << p.m << " x " << p.n << " x " << p.k;
+        for (const Operation operation : {Operation::Gemm, Operation::GemmArgmax})
+            EXPECT_NE(choose(p, kH200, operation).kernel->variant, KernelVariant::Wide)
+                << p.m << " x " << p.n << " x " << p.k;
     // One wave of resident blocks, looping over the batch.
     const int per_sm =
         row_of(*find_kernel(KernelOperation::Gemm, KernelVariant::Wide, DType::F32, Semiring::MaxPlus)).min_blocks;

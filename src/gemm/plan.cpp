@@ -101,6 +101,15 @@ bool quarter_filled(const KernelInfo* kernel, const Shape& s) {
     return 4 * s.m * s.n >= t.bm * t.bn;
 }
 
+// The Wide kernel takes at least a product per multiprocessor laid out for it (vectors_fit) and past
+// the Dense kernel's sides, that covers a quarter of its tile or more (whole products per block,
+// where the Batched kernels' first loads of a short K are most of their blocks' lives).
+bool wide_fits(const KernelInfo* wide, const KernelInfo* dense, const Request& q, const Shape& s,
+               std::int64_t multiprocessors) {
+    return q.batch >= multiprocessors && !vectors_fit(dense, q, s) && vectors_fit(wide, q, s) &&
+           quarter_filled(wide, s);
+}
+
 // The Vector kernels (kernels/vector.cuh) take an A of at most their bm rows (a row vector times a
 // matrix: a Viterbi step over one sequence) times a B whose columns are contiguous, with a K of at
 // least one k for each of their groups of threads, in batches of fewer products than
@@ -137,15 +146,12 @@ bool column_fits(const KernelInfo* kernel, const Request& q, const Shape& s, std
 // area is inside C) and that still gives the GPU enough blocks: the Tiled kernel with two blocks per
 // multiprocessor; failing that, its split-K twin, with K cut into chunks of at least kMinSplitChunk
 // where that fills at least 3/4 of those block slots in one wave (a long K over few tiles: 1024^3,
-// or 256 x 256 x 65536, which would otherwise leave most multiprocessors idle); the Wide kernel for
-// at least a product per multiprocessor laid out for it (vectors_fit) and past the Dense kernel's
-// sides, that covers a quarter of its tile or more (whole products per block, where the Batched
-// kernel's first loads of a short K are most of its blocks' lives); the Vector kernel for a few
-// products of an A of a few rows (vector_fits), the Column kernel for a B of a few columns
-// (column_fits); the 64 x 64 Batched kernel with
-// one block per multiprocessor; else the Dense kernel where its layout fits (vectors_fit); else the
-// 32 x 32 Small kernel, which gives a single small product 4 to 16 times more blocks than
-// the others, or for tiny products the 16 x 16 Tiny one (small_or_tiny).
+// or 256 x 256 x 65536, which would otherwise leave most multiprocessors idle); the Wide kernel where
+// wide_fits says; the Vector kernel for a few products of an A of a few rows (vector_fits), the
+// Column kernel for a B of a few columns (column_fits); the 64 x 64 Batched kernel with one block per
+// multiprocessor; else the Dense kernel where its layout fits (vectors_fit); else the 32 x 32 Small
+// kernel, which gives a single small product 4 to 16 times more blocks than the others, or for tiny
+// products the 16 x 16 Tiny one (small_or_tiny).
 Choice choose_product(const Request& q, const Shape& s, std::int64_t multiprocessors) {
     auto tiles = [&](const KernelInfo* kernel) { return filled_tiles(kernel, q, s); };
     const KernelInfo* tiled =
@@ -162,8 +168,7 @@ Choice choose_product(const Request& q, const Shape& s, std::int64_t multiproces
     const KernelInfo* batched =
         required(product_kernel(KernelVariant::Batched, q), KernelOperation::Gemm, KernelVariant::Batched, q);
     const KernelInfo* dense = product_kernel(KernelVariant::Dense, q);
-    if (const KernelInfo* wide = product_kernel(KernelVariant::Wide, q);
-        q.batch >= multiprocessors && !vectors_fit(dense, q, s) && vectors_fit(wide, q, s) && quarter_filled(wide, s))
+    if (const KernelInfo* wide = product_kernel(KernelVariant::Wide, q); wide_fits(wide, dense, q, s, multiprocessors))
         return {wide};
     if (const KernelInfo* vector = product_kernel(KernelVariant::Vector, q); vector_fits(vector, q, s, multiprocessors))
         return {vector};
@@ -220,8 +225,10 @@ std::int64_t serial_splits(std::int64_t tiles, std::int64_t slots, std::int64_t 
     return best;
 }
 
-// Products with argmax by the same rule, over the argmax rows. A shape that fills at least one 64 x 64
-// tile per multiprocessor but fewer than the block slots, with a K long enough to split, takes the
+// Products with argmax by the same rule, over the argmax rows. The Wide kernel takes what wide_fits
+// says (a product per multiprocessor of sides past 32 and a short K: its whole products per block
+// beat the Batched argmax kernel's 64 x 64 tiles there, bench/RESULTS.md). A shape that fills at
+// least one 64 x 64 tile per multiprocessor but fewer than the block slots, with a K long enough to split, takes the
 // Serial argmax kernel (the Batched argmax loop over chunks of K in separate blocks, merged into C
 // and argmax one block at a time per tile), as plain products take split-K there; one with more tiles
 // takes the Tiled argmax kernel, or, where K is short (below kShortArgmaxK), its Batched twin with
@@ -239,6 +246,14 @@ constexpr std::int64_t kShortArgmaxK = 1024;
 
 Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& device) {
     const std::int64_t multiprocessors = device.multiprocessors;
+    const KernelInfo* dense = argmax_kernel(KernelVariant::Dense, q);
+    // (Where the plain Tiled kernel's tiles fill two blocks per multiprocessor, plain products take it
+    // before the Wide kernel: the 64-bit types' 64 x 64 products; their argmax keeps the Tiled rows.)
+    const KernelInfo* plain_tiled = product_kernel(KernelVariant::Tiled, q);
+    if (const KernelInfo* wide = argmax_kernel(KernelVariant::Wide, q);
+        wide_fits(wide, dense, q, s, multiprocessors) &&
+        !(plain_tiled && filled_tiles(plain_tiled, q, s) >= 2 * multiprocessors))
+        return {wide};
     const KernelInfo* tiled =
         required(argmax_kernel(KernelVariant::Tiled, q), KernelOperation::GemmArgmax, KernelVariant::Tiled, q);
     if (filled_tiles(tiled, q, s) >= multiprocessors) {
@@ -255,7 +270,7 @@ Choice choose_argmax(const Request& q, const Shape& s, const DeviceLimits& devic
         return {vector};
     if (const KernelInfo* column = argmax_kernel(KernelVariant::Column, q); column_fits(column, q, s, multiprocessors))
         return {column};
-    if (const KernelInfo* dense = argmax_kernel(KernelVariant::Dense, q); vectors_fit(dense, q, s)) return {dense};
+    if (vectors_fit(dense, q, s)) return {dense};
     const KernelInfo* small_kernel = argmax_kernel(KernelVariant::Small, q);
     const KernelInfo* split = argmax_kernel(KernelVariant::SplitK, q);
     if (small_kernel && split && s.k >= 2 * row_of(*small_kernel).tile.bk &&

@@ -1,5 +1,5 @@
 #pragma once
-// The emulated product tests' common part (vector_emulation_test, column_emulation_test): a product
+// The emulated product tests' common part (vector_, column_ and dense_emulation_test): a product
 // planned as run() would plan it on an H200-sized GPU (validate, plan: the kernel, its grid and
 // parameters), run by the device code of kernels/ on the CPU (support/device_emulation.hpp), and
 // checked against the reference, plain (overwriting and accumulating) and with argmax, outputs
@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -63,14 +64,14 @@ detail::OperandRef ref(HostMatrix<T>& m) {
     return {m.storage.data(), m.rows, m.cols, m.ld, m.layout, m.batch_stride};
 }
 
-// Every row of the variant has the emulated tile and block; `rows` of them (plain and argmax, every
-// type and semiring).
+// Every row of the variant (of the type `only`, where a variant's tile differs by type) has the
+// emulated tile and block; `rows` of them (plain and argmax, every type and semiring).
 template <class Kernels>
-void expect_rows(int rows) {
+void expect_rows(int rows, std::optional<DType> only = std::nullopt) {
     using Tile = typename Kernels::Tile;
     int found = 0;
     for (const auto& kernel : kernel_registry()) {
-        if (kernel.variant != Kernels::variant) continue;
+        if (kernel.variant != Kernels::variant || (only && kernel.dtype != *only)) continue;
         ++found;
         const auto& row = detail::row_of(kernel);
         const auto& t = row.tile;
