@@ -22,6 +22,22 @@ __device__ __forceinline__ void stage_vector(T* to, Vec16<T> v) {
     *reinterpret_cast<Vec16<T>*>(to) = v;
 }
 
+// A thread's 4 adjacent k of one row of C into the argmax from `at` (their first): one 16-byte store
+// where the argmax's row is contiguous and aligned there (a row-major argmax, as products and
+// einsums make it), else one by one in its own layout; columns from `cols` on are left alone.
+__device__ __forceinline__ void store_args(int* at, const int (&arg)[4], int cols, long long col_stride) {
+    if (col_stride == 1 && cols >= 4 && reinterpret_cast<unsigned long long>(at) % 16 == 0) {
+        Vec16<int> v;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v.v[j] = arg[j];
+        *reinterpret_cast<Vec16<int>*>(at) = v;
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+        if (j < cols) at[j * col_stride] = arg[j];
+}
+
 // The terms of a thread's 4 results, one k at a time from the group's staged A (one value) and B (4
 // values), k ascending, so that with ARGMAX (track_term) ties keep the smallest k. KK > 0: a K of
 // KK, unrolled whole, so that the trip count and the loop's bookkeeping vanish (the common K of
@@ -55,8 +71,7 @@ __device__ __forceinline__ void dense_terms(T (&acc)[4], int (&arg)[4], const T*
 // each thread the same vectors of every group of products, so where each lands in shared memory is
 // worked out once; the next group's vectors are in flight while one group is computed; C's rows are
 // stored as vectors. With ARGMAX each thread tracks its results' k as it adds their terms (its
-// results' whole K is its own: no merge), and stores the k beside C, one by one in the argmax's own
-// layout.
+// results' whole K is its own: no merge), and stores the k beside C (store_args).
 template <class Cfg, class S, class T, bool ARGMAX>
 __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
     using R = Ring<S, T>;
@@ -166,12 +181,7 @@ __device__ __forceinline__ void gemm_dense(const TgGemmParams& p) {
             }
             *out = v;
         }
-        if constexpr (ARGMAX) {
-            int* const at = element<int>(p.argmax, b, row, col0);
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                if (col0 + j < N) at[j * p.argmax.col_stride] = arg[j];
-        }
+        if constexpr (ARGMAX) store_args(element<int>(p.argmax, b, row, col0), arg, N - col0, p.argmax.col_stride);
     }
 }
 

@@ -73,8 +73,8 @@ struct WideBuffers {
 // A Wide block's loop over its groups of products (gemm_wide below). GROUPED: G > 1 products per
 // block at a time, each thread's vectors tagged with their product; else one, whose loads and stores
 // need no such bookkeeping (the 64 x 64 products' path). ARGMAX: each thread tracks its results' k
-// (a result's K is one thread's: no merge) and stores them beside C, one by one in the argmax's own
-// layout; the operands are then staged as the other argmax kernels stage them (no float -0).
+// (a result's K is one thread's: no merge) and stores them beside C (store_args); the operands are
+// then staged as the other argmax kernels stage them (no float -0).
 template <class Cfg, class S, class T, bool GROUPED, bool ARGMAX>
 __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*sa)[WideBuffers<Cfg, T>::A],
                                               T (*sb)[WideBuffers<Cfg, T>::B]) {
@@ -172,9 +172,7 @@ __device__ __forceinline__ void wide_products(const TgGemmParams& p, int G, T (*
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 if (row0 + i >= M) break;
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    if (col0 + j < N) at[i * p.argmax.row_stride + j * p.argmax.col_stride] = arg[i][j];
+                store_args(at + i * p.argmax.row_stride, arg[i], N - col0, p.argmax.col_stride);
             }
         }
     }

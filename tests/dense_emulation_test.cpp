@@ -59,7 +59,8 @@ constexpr std::int64_t kWideBatch = 132;
 
 // Row-major A, B and C, each one array (the Dense kernels' layout), `count` products `gap` elements
 // apart (a multiple of 4: every matrix of every type on a 16-byte boundary); the argmax column-major
-// or padded as `salt` says, which the kernels store element by element.
+// or padded as `salt` says (the kernels store it as vectors where its rows are contiguous and
+// aligned, else element by element).
 Geometries dense(std::int64_t count, std::int64_t gap, int salt) {
     Geometries g = with_count(Geometries{}, count);
     g.a.gap = g.b.gap = g.c.gap = gap;

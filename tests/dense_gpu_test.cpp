@@ -61,7 +61,8 @@ Geometries dense_geometry(std::int64_t count, std::int64_t gap) {
 
 // Each problem planned for its kernel, then plain and accumulating, typical values and ties, every
 // other one with aligned gaps between the matrices; with argmax too, its matrices column-major or
-// padded in turn (the kernels store it element by element, in any layout).
+// padded in turn (the kernels store it as vectors where its rows are contiguous and aligned, else
+// element by element).
 template <class S, class T>
 void run_problems(Rng& rng, const std::vector<Problem>& problems) {
     for (std::size_t i = 0; i < problems.size(); ++i) {
