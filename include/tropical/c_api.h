@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include <tropical/semiring_table.h>
 #include <tropical/status.h>
 #include <tropical/export.hpp>
 
@@ -18,22 +19,11 @@ extern "C" {
 typedef enum tropical_status { TROPICAL_STATUS_LIST(TROPICAL_STATUS_ENUMERATOR) } tropical_status;
 #undef TROPICAL_STATUS_ENUMERATOR
 
-typedef enum tropical_semiring {
-    TROPICAL_MAXPLUS = 0,
-    TROPICAL_MINPLUS = 1,
-    TROPICAL_MAXMUL = 2,
-    TROPICAL_MAXMIN = 3,
-    TROPICAL_MINMAX = 4,
-    TROPICAL_COUNTING = 5, /* (value, count) pairs: tropical_counting_gemm; the other products refuse it */
-    TROPICAL_ORAND = 6     /* C = OR_k (A AND B) on booleans: TROPICAL_U8, or packed words (tropical_gemm_packed) */
-} tropical_semiring;
-typedef enum tropical_dtype {
-    TROPICAL_F32 = 0,
-    TROPICAL_F64 = 1,
-    TROPICAL_I32 = 2,
-    TROPICAL_I64 = 3,
-    TROPICAL_U8 = 4 /* booleans in bytes (nonzero is true, results 0 or 1): TROPICAL_ORAND's type alone */
-} tropical_dtype;
+/* tropical_semiring (TROPICAL_MAXPLUS, ...) and tropical_dtype (TROPICAL_F32, ...) are made from the
+ * semiring and element-type tables (tropical/semiring_table.h), and tropical_semiring_facts and
+ * tropical_dtype_facts below read their rows. TROPICAL_COUNTING's (value, count) pairs go to
+ * tropical_counting_gemm (the other products refuse it); TROPICAL_ORAND takes TROPICAL_U8 (booleans in
+ * bytes: nonzero is true, results 0 or 1) or packed words (tropical_gemm_packed). */
 typedef enum tropical_layout { TROPICAL_ROW_MAJOR = 0, TROPICAL_COL_MAJOR = 1 } tropical_layout;
 
 /* A matrix (or a batch of them) in device memory (host memory for tropical_host_*); sizes, leading
@@ -266,6 +256,44 @@ TROPICAL_GEMM_EXPORT const char* tropical_semiring_name(tropical_semiring semiri
 /* 1 where the semiring has a gradient (tropical_gemm_backward_a/b and the host ones take it), 0 where
  * it has none (TROPICAL_COUNTING, TROPICAL_ORAND), -1 for a value that is no semiring. */
 TROPICAL_GEMM_EXPORT int32_t tropical_semiring_has_gradient(tropical_semiring semiring);
+
+/* --- the semiring and element-type tables (tropical/semiring_table.h) ------------------------------- */
+
+/* A semiring's row: what other languages need to know of it instead of keeping tables of their own. */
+typedef struct tropical_semiring_facts {
+    const char* name;         /* "maxplus" (static) */
+    const char* plus_word;    /* (+) as its name spells it: "max", "min", "or" */
+    const char* times_word;   /* (x) likewise: "plus", "mul", "min", "max", "and" */
+    const char* times_symbol; /* (x) in messages: "+", "x", "min", "max", "and" */
+    int32_t plus;             /* tropical_plus_kind */
+    int32_t times;            /* tropical_times_kind */
+    int32_t zero;             /* tropical_identity: x (+) zero = x; K = 0 gives it */
+    int32_t one;              /* tropical_identity: x (x) one = x */
+    int32_t gradient;         /* tropical_gradient (TROPICAL_GRADIENT_NONE: no backward) */
+    int32_t selects;          /* 1: (+) selects one term, so the argmax exists; 0: it combines terms */
+    int32_t pairs;            /* 1: elements are (value, count) pairs (tropical_counting_gemm) */
+    uint32_t dtypes;          /* bit t set: takes tropical_dtype t (counting: its values' types) */
+} tropical_semiring_facts;
+
+/* Semiring `semiring`'s row into *facts; TROPICAL_INVALID_ARGUMENT for a value that is no semiring
+ * (languages iterate from 0 until then). */
+TROPICAL_GEMM_EXPORT tropical_status tropical_semiring_facts_of(tropical_semiring semiring,
+                                                                tropical_semiring_facts* facts);
+
+/* An element type's row. */
+typedef struct tropical_dtype_facts {
+    const char* tag;  /* "f32": kernel names and messages (static) */
+    const char* name; /* "float32": PyTorch's and NumPy's name (TROPICAL_U8: "uint8"; bool reads as it too) */
+    int32_t size;     /* bytes */
+    int32_t kind;     /* tropical_dtype_kind */
+    /* The bits of the element each tropical_identity stands for (-inf, +inf, 0, 1 for floats; the
+     * minimum, the maximum, 0, 1 for integers; 0, 1, 0, 1 for booleans), in the low `size` bytes, little
+     * end first as the host stores them: a semiring's zero is identity_bits[facts.zero]. */
+    uint64_t identity_bits[4];
+} tropical_dtype_facts;
+
+/* Element type `dtype`'s row into *facts; TROPICAL_INVALID_ARGUMENT for a value that is no type. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_dtype_facts_of(tropical_dtype dtype, tropical_dtype_facts* facts);
 
 /* --- the kernel registry (tropical/kernels.hpp) ---------------------------------------------------- */
 

@@ -44,18 +44,6 @@ tropical::reference::HostView<T> at(const tgh_view* v, std::int64_t b) {
     return {base, v->rows, v->cols, v->row_stride, v->col_stride};
 }
 
-// Calls f(tag) with a value of the element type that `dtype` names.
-template <class F>
-void with_dtype(tropical::DType dtype, F&& f) {
-    switch (dtype) {
-    case tropical::DType::F32: f(float{}); return;
-    case tropical::DType::F64: f(double{}); return;
-    case tropical::DType::I32: f(std::int32_t{}); return;
-    case tropical::DType::I64: f(std::int64_t{}); return;
-    case tropical::DType::U8: f(std::uint8_t{}); return;
-    }
-}
-
 }  // namespace
 
 // C = A (x) B (and the argmax, when `argmax` is not NULL) for `batch` products, by the reference.
@@ -71,7 +59,7 @@ TGH_EXPORT int tgh_cpu_gemm(std::int32_t semiring, std::int32_t dtype, const tgh
         require_view(a, "A"), require_view(b, "B"), require_view(c, "C");
         if (argmax) require_view(argmax, "argmax");
         require(batch >= 0, "the batch count must be 0 or more");
-        with_dtype(t, [&]<class T>(T) {
+        tropical::with_element_type(t, [&]<class T>(T) {
             for (std::int64_t i = 0; i < batch; ++i) {
                 if (argmax)
                     tropical::reference::gemm_argmax<T>(s, at<const T>(a, i), at<const T>(b, i), at<T>(c, i),

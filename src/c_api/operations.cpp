@@ -115,18 +115,6 @@ const char* tropical_status_string(tropical_status status) {
     return tropical::to_string(static_cast<tropical::Status>(value));
 }
 
-const char* tropical_semiring_name(tropical_semiring semiring) {
-    const std::int32_t value = raw(semiring);
-    if (value < 0 || value >= static_cast<std::int32_t>(std::size(tropical::all_semirings))) return nullptr;
-    return tropical::to_string(static_cast<tropical::Semiring>(value)).data();  // a literal: NUL-terminated
-}
-
-int32_t tropical_semiring_has_gradient(tropical_semiring semiring) {
-    const std::int32_t value = raw(semiring);
-    if (value < 0 || value >= static_cast<std::int32_t>(std::size(tropical::all_semirings))) return -1;
-    return tropical::has_gradient(static_cast<tropical::Semiring>(value)) ? 1 : 0;
-}
-
 const char* tropical_status_name(tropical_status status) { return status_name(raw(status)); }
 
 }  // extern "C"

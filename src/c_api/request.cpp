@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <tropical/error.hpp>
-#include "reference/reference.hpp"
 
 namespace tropical::detail {
 namespace {
@@ -64,8 +63,8 @@ std::string required_descriptors(Operation operation, std::int32_t semiring) {
     const bool of_a = operation == Operation::BackwardA;
     const bool known = semiring >= 0 && semiring < static_cast<std::int32_t>(std::size(all_semirings));
     const auto s = static_cast<Semiring>(known ? semiring : 0);
-    return std::string(known && reference::backward_reads_a(s, of_a) ? "1" : "0") +
-           (known && reference::backward_reads_b(s, of_a) ? "1" : "0") + "111";
+    return std::string(known && gradient_reads_a(s, of_a) ? "1" : "0") +
+           (known && gradient_reads_b(s, of_a) ? "1" : "0") + "111";
 }
 
 void require_descriptors(Operation operation, std::int32_t semiring, const tropical_matrix* a, const tropical_matrix* b,

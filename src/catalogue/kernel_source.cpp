@@ -9,17 +9,6 @@ extern "C" const unsigned long long tropical_gemm_device_source_size;
 namespace tropical::detail {
 namespace {
 
-std::string_view device_type(DType t) {
-    switch (t) {
-    case DType::F32: return "float";
-    case DType::F64: return "double";
-    case DType::I32: return "int";
-    case DType::I64: return "long long";
-    case DType::U8: return "unsigned char";
-    }
-    return "?";
-}
-
 std::string launch_bounds(const CatalogueRow& row) {
     return row.min_blocks > 0 ? fmt::format("__launch_bounds__({}, {})", row.threads, row.min_blocks)
                               : fmt::format("__launch_bounds__({})", row.threads);
@@ -36,7 +25,7 @@ std::string entry_point(const CatalogueRow& row, std::string_view name) {
                                          name, launch_bounds(row), name);
     if (row.variant == KernelVariant::Scatter)
         return fmt::format("{}(const TgBackwardParams p) {{\n    tg::scatter<{}, {}, {}>(p);\n}}\n", head,
-                           device_type(row.dtype), row.operation == KernelOperation::BackwardA, row.threads);
+                           info(row.dtype).device_type, row.operation == KernelOperation::BackwardA, row.threads);
     if (row.operation == KernelOperation::PackBits)
         return fmt::format("{}(const TgPackParams p) {{\n    tg::pack<{}>(p);\n}}\n", head, row.threads);
     if (row.operation == KernelOperation::Backtrack)
@@ -46,12 +35,12 @@ std::string entry_point(const CatalogueRow& row, std::string_view name) {
         return fmt::format(
             "{}(const TgCountingParams p) {{\n    tg::counting_product<tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "
             "{}>(p);\n}}\n",
-            head, row.variant_word, device_type(row.dtype), t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
+            head, row.variant_word, info(row.dtype).device_type, t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
     return fmt::format(
         "{}(const TgGemmParams p) {{\n    tg::product<tg::{}, {}, tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "
         "{}>(p);\n}}\n",
-        head, row.variant_word, row.operation == KernelOperation::GemmArgmax, row.semiring_word, device_type(row.dtype),
-        t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
+        head, row.variant_word, row.operation == KernelOperation::GemmArgmax, row.semiring_word,
+        info(row.dtype).device_type, t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
 }
 
 std::string kernel_source(const KernelInfo& kernel) {

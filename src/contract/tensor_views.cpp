@@ -176,38 +176,11 @@ Tensor dense_like(const Tensor& t, const std::vector<std::int32_t>& labels, cons
     return out;
 }
 
-namespace {
-
-template <class T>
-T one_of(Semiring s) {
-    using limits = std::numeric_limits<T>;
-    switch (s) {
-    case Semiring::MaxPlus:
-    case Semiring::MinPlus: return T(0);
-    case Semiring::MaxMul: return T(1);
-    case Semiring::MaxMin: return limits::has_infinity ? limits::infinity() : limits::max();  // min(x, top) = x
-    case Semiring::MinMax: return limits::has_infinity ? -limits::infinity() : limits::lowest();
-    case Semiring::Counting: return T(0);  // the value's; its requests are refused (no counts)
-    case Semiring::OrAnd: return T(1);     // true AND x = x
-    }
-    return T(0);
-}
-
-template <class T>
-void fill(Semiring s, void* data, std::int64_t count) {
-    std::fill_n(static_cast<T*>(data), count, one_of<T>(s));
-}
-
-}  // namespace
-
 void fill_one(Semiring semiring, DType dtype, void* data, std::int64_t count) {
-    switch (dtype) {
-    case DType::F32: return fill<float>(semiring, data, count);
-    case DType::F64: return fill<double>(semiring, data, count);
-    case DType::I32: return fill<std::int32_t>(semiring, data, count);
-    case DType::I64: return fill<std::int64_t>(semiring, data, count);
-    case DType::U8: return fill<std::uint8_t>(semiring, data, count);
-    }
+    with_element_type(dtype, [&](auto x) {
+        using T = decltype(x);
+        std::fill_n(static_cast<T*>(data), count, one_of<T>(semiring));
+    });
 }
 
 }  // namespace tropical::detail

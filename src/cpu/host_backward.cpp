@@ -1,4 +1,5 @@
-// Gradients on the CPU: grad_C routed through the argmax, as src/reference/reference.hpp does it.
+// Gradients on the CPU: grad_C routed through the argmax by the semiring's gradient route
+// (src/semiring/gradient_route.hpp), as src/reference/reference.hpp does it.
 //
 // Each thread owns whole rows of grad_A (only row i of grad_C feeds row i of grad_A) or whole
 // columns of grad_B (only column j of grad_C feeds column j), so no two threads add to one element,
@@ -11,7 +12,7 @@
 
 #include "cpu/host.hpp"
 #include "cpu/thread_pool.hpp"
-#include "reference/reference.hpp"
+#include "semiring/gradient_route.hpp"
 
 namespace tropical::cpu {
 namespace {
@@ -47,10 +48,9 @@ struct Route {
     bool of_a;
     Matrix<const T> a, b;  // read where the semiring needs them
     bool to(std::int64_t i, std::int64_t j, std::int64_t k, T& g) const {
-        if (semiring == Semiring::MaxMul) g *= of_a ? b(k, j) : a(i, k);
-        else if (reference::is_bottleneck(semiring))
-            return reference::detail::a_attains(semiring, a(i, k), b(k, j)) == of_a;
-        return true;
+        const T a_ik = gradient_reads_a(semiring, of_a) ? a(i, k) : T(0);
+        const T b_kj = gradient_reads_b(semiring, of_a) ? b(k, j) : T(0);
+        return detail::route_term(info(semiring).gradient, of_a, a_ik, b_kj, g);
     }
 };
 

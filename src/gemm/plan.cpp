@@ -329,13 +329,16 @@ void plan_product(LaunchPlan& p, const Request& q, const Shape& s, const DeviceL
     }
 }
 
+// The device's name for a semiring's gradient route (validation has refused the semirings without one).
 TgRoute route_of(Semiring s) {
-    switch (s) {
-    case Semiring::MaxMul: return kTgRouteProduct;
-    case Semiring::MaxMin: return kTgRouteToMin;
-    case Semiring::MinMax: return kTgRouteToMax;
-    default: return kTgRouteAsIs;
+    switch (info(s).gradient) {
+    case GradientRoute::Product: return kTgRouteProduct;
+    case GradientRoute::ToMin: return kTgRouteToMin;
+    case GradientRoute::ToMax: return kTgRouteToMax;
+    case GradientRoute::AsIs:
+    case GradientRoute::None: break;
     }
+    return kTgRouteAsIs;
 }
 
 // The Scatter kernels route grad_C through the argmax in shared memory when a block's K values fit

@@ -12,7 +12,6 @@
 #include "gemm/plan.hpp"
 #include "gemm/request.hpp"
 #include "gemm/validate.hpp"
-#include "reference/reference.hpp"
 
 namespace tropical::detail {
 namespace {
@@ -41,8 +40,7 @@ void fill_words(const OperandRef& g, std::size_t element_size, std::int64_t batc
 
 // The semiring's zero of a 32-bit type as the word a memset repeats (split-K's starting C).
 std::uint32_t zero_word(const Request& q) {
-    if (q.dtype == DType::F32) return std::bit_cast<std::uint32_t>(reference::zero<float>(q.semiring));
-    return std::bit_cast<std::uint32_t>(reference::zero<std::int32_t>(q.semiring));
+    return static_cast<std::uint32_t>(identity_bits(info(q.semiring).zero, q.dtype));
 }
 
 void launch(const LaunchPlan& p, const Request& q, CUfunction function, CUstream stream) {

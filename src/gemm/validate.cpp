@@ -1,10 +1,9 @@
 #include "gemm/validate.hpp"
 
 #include <cstdint>
+#include <string>
 
 #include <fmt/format.h>
-
-#include "reference/reference.hpp"
 
 namespace tropical::detail {
 namespace {
@@ -94,6 +93,18 @@ bool overlaps(ByteRange x, ByteRange y) {
     return x.begin < x.end && y.begin < y.end && x.begin < y.end && y.begin < x.end;
 }
 
+// The element types a semiring takes, in words: "f32, f64, i32 or i64".
+std::string types_taken_by(Semiring s) {
+    std::string list;
+    for (DType t : all_dtypes) {
+        if (!supports(s, t)) continue;
+        if (!list.empty()) list += ", ";
+        list += to_string(t);
+    }
+    const auto last = list.rfind(", ");
+    return last == std::string::npos ? list : list.replace(last, 2, " or ");
+}
+
 // Why a semiring and an element type do not go together (supports() is false).
 [[noreturn]] void mismatched(Semiring s, DType t) {
     if (s == Semiring::OrAnd)
@@ -102,10 +113,15 @@ bool overlaps(ByteRange x, ByteRange y) {
                         "std::uint8_t or bool, uint8 or bool tensors), not {}; convert the operands "
                         "to booleans, e.g. with (x != 0)",
                         to_string(t)));
+    if (is_counting(s))
+        throw Unsupported(
+            fmt::format("counting values are {}, not {} (counts are always f64); convert the "
+                        "values to floating point",
+                        types_taken_by(s), to_string(t)));
     throw Unsupported(
         fmt::format("u8 (booleans in bytes) is the element type of the OrAnd semiring alone, not of "
-                    "{}; use OrAnd, or convert the operands to f32, f64, i32 or i64",
-                    to_string(s)));
+                    "{}; use OrAnd, or convert the operands to {}",
+                    to_string(s), types_taken_by(s)));
 }
 
 // PackBits: a (bytes) packed into c (words) as an A (along its columns) or a B (along its rows). The
@@ -187,11 +203,6 @@ void check_operation(const Request& q, ValidatedRequest& v) {
             fmt::format("the counting semiring offers the product alone, not {}: its counts already say "
                         "how many k attain each result",
                         operation_name(q.operation)));
-    if (q.with_counts && !is_floating(q.dtype))
-        throw Unsupported(
-            fmt::format("counting values are f32 or f64, not {} (counts are always f64); convert the "
-                        "values to floating point",
-                        to_string(q.dtype)));
     if (q.operation == Operation::GemmArgmax && q.options.accumulate)
         throw Unsupported(
             "gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
@@ -255,8 +266,8 @@ void check_operation(const Request& q, ValidatedRequest& v) {
         check_operand(use(of_a ? "grad_A" : "grad_B", q.grad, t, true), of_a ? s.m : s.k, of_a ? s.k : s.n, q.batch);
         check_operand(use("grad_C", q.c, t, false), s.m, s.n, q.batch);
         check_operand(use("argmax", q.argmax, index, false), s.m, s.n, q.batch);
-        if (reference::backward_reads_a(q.semiring, of_a)) check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
-        if (reference::backward_reads_b(q.semiring, of_a)) check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
+        if (gradient_reads_a(q.semiring, of_a)) check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
+        if (gradient_reads_b(q.semiring, of_a)) check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
         break;
     }
     default: invalid(fmt::format("unknown operation ({})", static_cast<int>(q.operation)));

@@ -59,6 +59,7 @@
 //       whose sums are exact (integers, or multiples of a power of two, within the mantissa);
 //     a -0 value is read, and written, as +0.
 #include <tropical/types.hpp>
+#include "semiring/gradient_route.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -81,34 +82,18 @@ struct HostView {
     }
 };
 
+// The semiring's zero and one (the semiring table's, tropical/types.hpp).
 template <class T>
 constexpr T zero(Semiring s) {
-    using L = std::numeric_limits<T>;
-    switch (s) {
-    case Semiring::MaxPlus: return std::is_floating_point_v<T> ? -L::infinity() : L::min();
-    case Semiring::MinPlus: return std::is_floating_point_v<T> ? L::infinity() : L::max();
-    case Semiring::MaxMul: return T(0);
-    case Semiring::MaxMin: return std::is_floating_point_v<T> ? -L::infinity() : L::min();
-    case Semiring::MinMax: return std::is_floating_point_v<T> ? L::infinity() : L::max();
-    case Semiring::Counting: return std::is_floating_point_v<T> ? -L::infinity() : L::min();  // the value's
-    case Semiring::OrAnd: return T(0);
-    }
-    return T(0);
+    return zero_of<T>(s);
 }
-
 template <class T>
 constexpr T one(Semiring s) {
-    switch (s) {
-    case Semiring::MaxMul: return T(1);
-    case Semiring::MaxMin: return zero<T>(Semiring::MinMax);
-    case Semiring::MinMax: return zero<T>(Semiring::MaxMin);
-    case Semiring::OrAnd: return T(1);
-    default: return T(0);
-    }
+    return one_of<T>(s);
 }
 
 // Whether (x) of a semiring is min or max (MaxMin, MinMax) rather than + or *.
-constexpr bool is_bottleneck(Semiring s) { return s == Semiring::MaxMin || s == Semiring::MinMax; }
+constexpr bool is_bottleneck(Semiring s) { return info(s).times == TimesKind::Min || info(s).times == TimesKind::Max; }
 
 // The documented range of finite inputs (see the table above).
 template <class T>
@@ -132,26 +117,23 @@ struct FiniteRange {
 
 namespace detail {
 
-template <class T>
-bool is_nan(T x) {
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
-    else return false;
-}
+using tropical::detail::is_nan;
 
 template <class T>
 T times(Semiring s, T a, T b) {
-    if (s == Semiring::OrAnd) return T(a != T(0) && b != T(0));
+    const TimesKind kind = info(s).times;
+    if (kind == TimesKind::And) return T(a != T(0) && b != T(0));
     if constexpr (std::is_floating_point_v<T>) {
         // Inputs are read as x + 0, which turns -0 into +0 (and leaves everything else alone), as
         // the kernels do: equal values then have equal bits, and a zero result is +0.
         a = a + T(0);
         b = b + T(0);
     }
-    if (s == Semiring::MaxMul) return a * b;
-    if (is_bottleneck(s)) {
+    if (kind == TimesKind::Mul) return a * b;
+    if (kind == TimesKind::Min || kind == TimesKind::Max) {
         if (is_nan(a)) return a;
         if (is_nan(b)) return b;
-        return (s == Semiring::MaxMin) == (a < b) ? a : b;  // min for MaxMin, max for MinMax
+        return (kind == TimesKind::Min) == (a < b) ? a : b;
     }
     if constexpr (std::is_integral_v<T>) {
         if (a == zero<T>(s) || b == zero<T>(s)) return zero<T>(s);
@@ -159,23 +141,15 @@ T times(Semiring s, T a, T b) {
     return a + b;
 }
 
-// x is strictly better than y (neither is NaN): (+) is min for MinPlus and MinMax, max otherwise.
+// x is strictly better than y (neither is NaN): smaller where (+) is min, larger otherwise.
 template <class T>
 bool better(Semiring s, T x, T y) {
-    return s == Semiring::MinPlus || s == Semiring::MinMax ? x < y : x > y;
-}
-
-// Whether A's value is the one a MaxMin or MinMax term took (A's on a tie, and where A is NaN).
-template <class T>
-bool a_attains(Semiring s, T a, T b) {
-    if (is_nan(a)) return true;
-    if (is_nan(b)) return false;
-    return s == Semiring::MaxMin ? a <= b : a >= b;
+    return info(s).plus == PlusKind::Min ? x < y : x > y;
 }
 
 template <class T>
 T plus(Semiring s, T x, T y) {
-    if (s == Semiring::OrAnd) return T(x != T(0) || y != T(0));
+    if (info(s).plus == PlusKind::Or) return T(x != T(0) || y != T(0));
     if (is_nan(x)) return x;
     if (is_nan(y)) return y;
     return better(s, y, x) ? y : x;
@@ -228,8 +202,8 @@ void gemm_argmax(Semiring s, HostView<const T> a, HostView<const T> b, HostView<
 }
 
 // Whether a semiring's gradient reads A (for the gradient of B, or of A) and B.
-inline bool backward_reads_a(Semiring s, bool of_a) { return (s == Semiring::MaxMul && !of_a) || is_bottleneck(s); }
-inline bool backward_reads_b(Semiring s, bool of_a) { return (s == Semiring::MaxMul && of_a) || is_bottleneck(s); }
+inline bool backward_reads_a(Semiring s, bool of_a) { return gradient_reads_a(s, of_a); }
+inline bool backward_reads_b(Semiring s, bool of_a) { return gradient_reads_b(s, of_a); }
 
 // The gradient of A (of_a: grad is M x K) or of B (grad is K x N): grad += the route of grad_c
 // (M x N) through argmax. a (M x K) and b (K x N) are read where the semiring needs them
@@ -247,11 +221,12 @@ void backward(Semiring s, bool of_a, HostView<const T> grad_c, HostView<const st
         for (std::int64_t j = 0; j < n; ++j) {
             const std::int64_t k = argmax(i, j);
             if (k < 0 || k >= k_count) continue;
-            T factor = T(1);
-            if (s == Semiring::MaxMul) factor = of_a ? b(k, j) : a(i, k);
             // MaxMin, MinMax: only the operand whose value the term took gets the gradient.
-            if (is_bottleneck(s) && detail::a_attains(s, a(i, k), b(k, j)) != of_a) continue;
-            (of_a ? grad(i, k) : grad(k, j)) += grad_c(i, j) * factor;
+            T g = grad_c(i, j);
+            const T a_ik = gradient_reads_a(s, of_a) ? a(i, k) : T(0),
+                    b_kj = gradient_reads_b(s, of_a) ? b(k, j) : T(0);
+            if (!tropical::detail::route_term(info(s).gradient, of_a, a_ik, b_kj, g)) continue;
+            (of_a ? grad(i, k) : grad(k, j)) += g;
         }
     }
 }

@@ -59,7 +59,7 @@ TensorView<T> view_of(const TensorSpec& s, T* data) {
 }
 
 template <class T>
-T zero_of(Semiring s) {
+T case_zero(Semiring s) {
     using L = std::numeric_limits<T>;
     const bool max = s == Semiring::MaxPlus || s == Semiring::MaxMin;
     if (s == Semiring::MaxMul || s == Semiring::OrAnd) return T(0);
@@ -72,7 +72,8 @@ T times(Semiring s, T x, T y) {
     switch (s) {
     case Semiring::MaxPlus:
     case Semiring::MinPlus:
-        if (!std::numeric_limits<T>::has_infinity && (x == zero_of<T>(s) || y == zero_of<T>(s))) return zero_of<T>(s);
+        if (!std::numeric_limits<T>::has_infinity && (x == case_zero<T>(s) || y == case_zero<T>(s)))
+            return case_zero<T>(s);
         return x + y;
     case Semiring::MaxMul: return x * y;
     case Semiring::MaxMin: return std::min(x, y);
@@ -101,7 +102,7 @@ std::vector<T> brute_contract(Semiring s, const TensorSpec& a, const std::vector
     std::int64_t total = 1, out_count = 1;
     for (auto [l, n] : sizes) labels.push_back(l), total *= n;
     for (auto n : c.sizes) out_count *= n;
-    std::vector<T> out(static_cast<std::size_t>(out_count), zero_of<T>(s));
+    std::vector<T> out(static_cast<std::size_t>(out_count), case_zero<T>(s));
     std::map<char, std::int64_t> at;
     auto offset = [&](const TensorSpec& t) {
         std::int64_t o = 0;
@@ -140,7 +141,7 @@ std::pair<std::vector<T>, std::vector<std::int32_t>> brute_contract_argmax(Semir
     std::int64_t total = 1, out_count = 1;
     for (auto [l, n] : sizes) labels.push_back(l), total *= n;
     for (auto n : c.sizes) out_count *= n;
-    std::vector<T> out(static_cast<std::size_t>(out_count), zero_of<T>(s));
+    std::vector<T> out(static_cast<std::size_t>(out_count), case_zero<T>(s));
     std::vector<std::int32_t> arg(static_cast<std::size_t>(out_count), -1);
     std::map<char, std::int64_t> at;
     auto offset = [&](const TensorSpec& t) {
