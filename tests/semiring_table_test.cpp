@@ -87,8 +87,9 @@ TEST(SemiringTable, TheCAbiCopiesEachRow) {
         ASSERT_EQ(tropical_semiring_facts_of(static_cast<tropical_semiring>(s), &f), TROPICAL_SUCCESS);
         const SemiringInfo& row = info(s);
         EXPECT_EQ(std::string(f.name), row.name);
-        if (!row.pairs())  // "counting" is no pair of words
+        if (!row.pairs()) {  // "counting" is no pair of words
             EXPECT_EQ(std::string(f.name), std::string(f.plus_word) + f.times_word) << "the name is (+) then (x)";
+        }
         EXPECT_EQ(f.plus, static_cast<int32_t>(row.plus));
         EXPECT_EQ(f.times, static_cast<int32_t>(row.times));
         EXPECT_EQ(f.zero, static_cast<int32_t>(row.zero));
@@ -96,6 +97,7 @@ TEST(SemiringTable, TheCAbiCopiesEachRow) {
         EXPECT_EQ(f.gradient, static_cast<int32_t>(row.gradient));
         EXPECT_EQ(f.selects, row.selects() ? 1 : 0);
         EXPECT_EQ(f.pairs, row.pairs() ? 1 : 0);
+        EXPECT_EQ(f.prefers, info(s).plus == PlusKind::Min ? -1 : 1);
         EXPECT_EQ(f.dtypes, row.dtypes);
         EXPECT_EQ(tropical_semiring_has_gradient(static_cast<tropical_semiring>(s)), row.has_gradient() ? 1 : 0);
     }
@@ -109,6 +111,7 @@ TEST(SemiringTable, TheCAbiCopiesEachRow) {
         EXPECT_EQ(std::string(d.name), info(t).name);
         EXPECT_EQ(static_cast<std::size_t>(d.size), size_of(t));
         EXPECT_EQ(d.kind, static_cast<int32_t>(info(t).kind));
+        EXPECT_EQ(std::string(d.kind_word), is_floating(t) ? "float" : t == DType::U8 ? "boolean" : "signed");
         for (int i = 0; i < 4; ++i) EXPECT_EQ(d.identity_bits[i], identity_bits(static_cast<Identity>(i), t));
     }
     tropical_dtype_facts d{};

@@ -271,6 +271,7 @@ typedef struct tropical_semiring_facts {
     int32_t one;              /* tropical_identity: x (x) one = x */
     int32_t gradient;         /* tropical_gradient (TROPICAL_GRADIENT_NONE: no backward) */
     int32_t selects;          /* 1: (+) selects one term, so the argmax exists; 0: it combines terms */
+    int32_t prefers;          /* +1: (+) keeps the larger value (max, or, counting); -1: the smaller (min) */
     int32_t pairs;            /* 1: elements are (value, count) pairs (tropical_counting_gemm) */
     uint32_t dtypes;          /* bit t set: takes tropical_dtype t (counting: its values' types) */
 } tropical_semiring_facts;
@@ -282,10 +283,11 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_semiring_facts_of(tropical_semirin
 
 /* An element type's row. */
 typedef struct tropical_dtype_facts {
-    const char* tag;  /* "f32": kernel names and messages (static) */
-    const char* name; /* "float32": PyTorch's and NumPy's name (TROPICAL_U8: "uint8"; bool reads as it too) */
-    int32_t size;     /* bytes */
-    int32_t kind;     /* tropical_dtype_kind */
+    const char* tag;       /* "f32": kernel names and messages (static) */
+    const char* name;      /* "float32": PyTorch's and NumPy's name (TROPICAL_U8: "uint8"; bool reads as it too) */
+    int32_t size;          /* bytes */
+    int32_t kind;          /* tropical_dtype_kind */
+    const char* kind_word; /* "float", "signed", "boolean" */
     /* The bits of the element each tropical_identity stands for (-inf, +inf, 0, 1 for floats; the
      * minimum, the maximum, 0, 1 for integers; 0, 1, 0, 1 for booleans), in the low `size` bytes, little
      * end first as the host stores them: a semiring's zero is identity_bits[facts.zero]. */

@@ -41,7 +41,8 @@
     X(NONE, None, 0) X(AS_IS, AsIs, 1) X(PRODUCT, Product, 2) X(TO_MIN, ToMin, 3) X(TO_MAX, ToMax, 4)
 
 /* What kind of number an element type holds. */
-#define TROPICAL_DTYPE_KIND_LIST(X) X(FLOAT, Float, 0) X(SIGNED, Signed, 1) X(BOOLEAN, Boolean, 2)
+#define TROPICAL_DTYPE_KIND_LIST(X) \
+    X(FLOAT, Float, 0, "float") X(SIGNED, Signed, 1, "signed") X(BOOLEAN, Boolean, 2, "boolean")
 
 /* The element types.
  * X(C suffix, C++ name, value, C type, device type, tag, name, kind)
@@ -83,7 +84,7 @@
 #define TROPICAL_TIMES_ENUMERATOR(c_suffix, name, value, ...) TROPICAL_TIMES_##c_suffix = value,
 #define TROPICAL_IDENTITY_ENUMERATOR(c_suffix, name, value) TROPICAL_IDENTITY_##c_suffix = value,
 #define TROPICAL_GRADIENT_ENUMERATOR(c_suffix, name, value) TROPICAL_GRADIENT_##c_suffix = value,
-#define TROPICAL_DTYPE_KIND_ENUMERATOR(c_suffix, name, value) TROPICAL_DTYPE_KIND_##c_suffix = value,
+#define TROPICAL_DTYPE_KIND_ENUMERATOR(c_suffix, name, value, ...) TROPICAL_DTYPE_KIND_##c_suffix = value,
 typedef enum tropical_plus_kind { TROPICAL_PLUS_KIND_LIST(TROPICAL_PLUS_ENUMERATOR) } tropical_plus_kind;
 typedef enum tropical_times_kind { TROPICAL_TIMES_KIND_LIST(TROPICAL_TIMES_ENUMERATOR) } tropical_times_kind;
 typedef enum tropical_identity { TROPICAL_IDENTITY_LIST(TROPICAL_IDENTITY_ENUMERATOR) } tropical_identity;

@@ -44,6 +44,9 @@ struct SemiringInfo {
     // Whether elements are (value, count) pairs (the counting semiring) rather than scalars.
     constexpr bool pairs() const { return plus == PlusKind::MaxCount; }
     constexpr bool has_gradient() const { return gradient != GradientRoute::None; }
+    // +1 where (+) keeps the larger of two values (max; or, as true > false; counting's values), -1
+    // where it keeps the smaller (min): the order a reduction across devices must follow.
+    constexpr int prefers() const { return plus == PlusKind::Min ? -1 : +1; }
 };
 
 // An element type's row.

@@ -6,18 +6,59 @@ checks, which raise the error that says what is wrong and what to do.
 
 from __future__ import annotations
 
+import struct
+
 import torch
 from torch import Tensor
 
-from ._native import COUNTING, GRADIENT_SEMIRINGS, SEMIRINGS, InvalidArgumentError, UnsupportedError, semiring_list
+from ._native import (
+    BOOLEAN,
+    identity_bits,
+    COUNTING,
+    DTYPE_CODES,
+    ELEMENT_TYPES,
+    GRADIENT_SEMIRINGS,
+    SEMIRING_FACTS,
+    SEMIRINGS,
+    InvalidArgumentError,
+    UnsupportedError,
+    semiring_list,
+)
 
-DTYPES = {torch.float32: 0, torch.float64: 1, torch.int32: 2, torch.int64: 3,
-          torch.uint8: 4, torch.bool: 4}  # -> tropical_dtype (uint8 and bool: booleans in bytes)
-FLOATS = (torch.float32, torch.float64)
-BOOLEANS = (torch.bool, torch.uint8)  # OrAnd's dtypes, and only OrAnd's
-U8 = 4
-ORAND = SEMIRINGS["orand"]
+# The library's element types as PyTorch's dtypes -> tropical_dtype (bool: booleans in bytes, as uint8).
+DTYPES = {getattr(torch, name): code for name, code in DTYPE_CODES.items()}
+FLOATS = tuple(getattr(torch, n) for n, t in ELEMENT_TYPES.items() if t.kind == "float")
+BOOLEANS = (torch.bool, getattr(torch, BOOLEAN.name))  # the Boolean semiring's dtypes, and only its
+# The (semiring, dtype) codes that go together, as the table says (counting's pairs have their own checks).
+SUPPORTED = frozenset((SEMIRINGS[n], DTYPE_CODES[d]) for n in SEMIRINGS for d in SEMIRING_FACTS[n].dtypes)
+# The Boolean semiring (or, and): the one that takes booleans.
+ORAND = next(SEMIRINGS[n] for n in SEMIRINGS if SEMIRING_FACTS[n].dtypes == (BOOLEAN.name,))
+_ORAND_NAME = next(n for n, v in SEMIRINGS.items() if v == ORAND)
 NAMESPACE = "tropical"  # torch.ops.tropical; the ops' messages name it
+
+
+def _element(bits: int, element) -> float | int | bool:
+    """The element whose bits (the low bytes of the type's size, as the library gives them) are ``bits``."""
+    code = {"float": {2: "e", 4: "f", 8: "d"}, "signed": {1: "b", 2: "h", 4: "i", 8: "q"}, "boolean": {1: "?"}}
+    return struct.unpack("<" + code[element.kind][element.size], bits.to_bytes(element.size, "little"))[0]
+
+
+# Every semiring's one (x (x) one = x), by which a product reduces an index, for each dtype it takes:
+# exact values (-inf, an integer extreme) read from the library's table, made once at import so that
+# torch.compile sees a constant lookup.
+ONES = {
+    (name, dtype): _element(identity_bits(name, str(dtype).replace("torch.", "")),
+                            BOOLEAN if dtype == torch.bool else ELEMENT_TYPES[str(dtype).replace("torch.", "")])
+    for name in SEMIRINGS
+    for dtype in DTYPES
+    if (SEMIRINGS[name], DTYPES[dtype]) in SUPPORTED
+}
+
+
+def _type_list(names) -> str:
+    """Element type names in words: "float32, float64, int32 and int64"."""
+    names = list(names)
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def semiring_code(semiring: str) -> int:
@@ -41,15 +82,16 @@ def _dtype_code(t: Tensor, what: str) -> int:
         if t.dtype in (torch.int8, torch.int16):
             hint = ".int()"
         raise UnsupportedError(
-            f"{what} has dtype {t.dtype}; tropical_gemm supports float32, float64, int32 and int64 (and bool "
-            f"or uint8 for semiring 'orand'): convert it first, e.g. with {hint}"
+            f"{what} has dtype {t.dtype}; tropical_gemm supports "
+            f"{_type_list(n for n in ELEMENT_TYPES if n != BOOLEAN.name)} (and bool "
+            f"or {BOOLEAN.name} for semiring '{_ORAND_NAME}'): convert it first, e.g. with {hint}"
         )
     return code
 
 
 def check_semiring_dtype(op: str, s: int, t: Tensor) -> None:
     """OrAnd takes booleans (bool or uint8 tensors) and nothing else takes them."""
-    if (s == ORAND) != (t.dtype in BOOLEANS):
+    if (s, DTYPES.get(t.dtype)) not in SUPPORTED:
         if s == ORAND:
             raise UnsupportedError(
                 f"tropical.{op}: semiring 'orand' (or, and) is Boolean: it takes bool or uint8 tensors (nonzero is "
@@ -84,7 +126,7 @@ def check_product_shapes(op: str, a: Tensor, b: Tensor, semiring: str, batched: 
     s = SEMIRINGS.get(semiring)
     dtype = a.dtype
     t = DTYPES.get(dtype)
-    if s is not None and t is not None and b.dtype == dtype and (s == ORAND) == (t == U8):
+    if b.dtype == dtype and (s, t) in SUPPORTED:
         sa, sb = a.shape, b.shape
         if batched:
             if (

@@ -27,7 +27,8 @@ from .functional import _direct_ok
 
 __all__ = ["counting_matmul"]
 
-_VALUE_DTYPES = {torch.float32: 0, torch.float64: 1}  # -> tropical_dtype
+# Counting values' dtypes, as the library's table says -> tropical_dtype.
+_VALUE_DTYPES = {getattr(torch, n): _native.DTYPE_CODES[n] for n in _native.SEMIRING_FACTS[_native.COUNTING].dtypes}
 WHERE = "tropical_gemm.counting_matmul"
 
 

@@ -17,7 +17,6 @@ gradient of a network's optimum with respect to each input marks one optimal ass
 
 from __future__ import annotations
 
-import math
 
 import torch
 from torch import Tensor
@@ -25,7 +24,7 @@ from torch import Tensor
 from typing import NamedTuple
 
 from . import _contract, _einsum_graphs, _einsum_plan
-from ._checks import DTYPES, _dtype_code, check_semiring_dtype, unsupported_device
+from ._checks import DTYPES, ONES, _dtype_code, check_semiring_dtype, unsupported_device
 from ._native import COUNTING, SEMIRINGS, InvalidArgumentError
 from .functional import _direct_ok, semiring_name
 
@@ -62,21 +61,6 @@ def _check_operands(operands) -> None:
         elif t.device != first.device:
             raise InvalidArgumentError(f"tropical_gemm.einsum: operand 0 is on {first.device} but operand {n} is on "
                                        f"{t.device}: every operand must be on one device; move them with .to(device)")
-
-
-def _one(semiring: str, dtype: torch.dtype):
-    """The semiring's one (x (x) one = x), by which a product reduces an index."""
-    if semiring in ("maxplus", "minplus"):
-        return 0
-    if semiring == "maxmul":
-        return 1
-    if semiring == "orand":
-        return True  # true AND x = x
-    top = semiring == "maxmin"  # min(x, +inf) = x; MinMax: max(x, -inf) = x
-    if dtype.is_floating_point:
-        return math.inf if top else -math.inf
-    info = torch.iinfo(dtype)
-    return info.max if top else info.min
 
 
 class _Program(NamedTuple):
@@ -247,7 +231,7 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in operands)
     direct = not grad and not compiling and _plain(operands)
     s_code, t_code = SEMIRINGS[s], DTYPES[first.dtype]
-    one = _one(s, first.dtype)
+    one = ONES[s, first.dtype]  # by which a product reduces an index
     # An OrAnd result holds 0 and 1 (as matmul's does). Where no step runs (one operand, nothing
     # reduced) it would be a view of the operand: uint8 trues other than 1 become 1.
     to_01 = s == "orand" and first.dtype == torch.uint8 and not program.steps and program.prepare[0][2] is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import struct
+from typing import NamedTuple
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -195,46 +196,121 @@ assert MATRIX.size == 48 and OPTIONS.size == 16 and HOST_OPTIONS.size == 8 and V
 ROW_MAJOR, COL_MAJOR = 0, 1
 
 
-def semiring_names() -> dict[str, int]:
-    """Every semiring of the library by name ("maxplus"), with its tropical_semiring value."""
-    names = {}
-    for value in range(256):  # the library answers NULL after its last semiring
-        name = lib.tropical_semiring_name(value)
-        if name is None:
+# --- the semiring and element-type tables -----------------------------------------------------
+# Read from the library's one table (tropical/semiring_table.h, through tropical_semiring_facts_of and
+# tropical_dtype_facts_of), so that the package keeps no list of its own and parses no names.
+
+
+class SemiringFactsC(ctypes.Structure):
+    """tropical_semiring_facts."""
+
+    _fields_ = [(n, _p) for n in ("name", "plus_word", "times_word", "times_symbol")] + [
+        (n, _i32) for n in ("plus", "times", "zero", "one", "gradient", "selects", "prefers", "pairs")
+    ] + [("dtypes", ctypes.c_uint32)]
+
+
+class DTypeFactsC(ctypes.Structure):
+    """tropical_dtype_facts."""
+
+    _fields_ = [("tag", _p), ("name", _p), ("size", _i32), ("kind", _i32), ("kind_word", _p),
+                ("identity_bits", ctypes.c_uint64 * 4)]
+
+
+_declare(lib.tropical_semiring_facts_of, [_i32, ctypes.POINTER(SemiringFactsC)])
+_declare(lib.tropical_dtype_facts_of, [_i32, ctypes.POINTER(DTypeFactsC)])
+
+
+class ElementType(NamedTuple):
+    """An element type's row: ``name`` is PyTorch's and NumPy's ("float32"), ``tag`` the library's ("f32")."""
+
+    value: int  # tropical_dtype
+    name: str
+    tag: str
+    size: int  # bytes
+    kind: str  # "float", "signed" or "boolean"
+    identity_bits: tuple  # the bits of the elements a semiring's zero or one can be, by tropical_identity
+
+
+class SemiringFacts(NamedTuple):
+    """A semiring's row."""
+
+    value: int  # tropical_semiring
+    name: str
+    plus: str  # (+) as the name spells it: "max", "min", "or"
+    times: str  # (x) likewise: "plus", "mul", "min", "max", "and"
+    times_symbol: str  # (x) in messages: "+", "x", ...
+    zero: int  # tropical_identity: an index into ElementType.identity_bits
+    one: int
+    has_gradient: bool
+    selects: bool  # (+) selects one term: the argmax exists
+    prefers_larger: bool  # (+) keeps the larger value (max, or); else the smaller (min)
+    pairs: bool  # (value, count) pairs: the counting semiring
+    dtypes: tuple  # the names of the element types it takes (counting: its values')
+
+
+def _rows(read) -> list:
+    rows = []
+    for value in range(256):  # the library refuses the value after its last row; 256 bounds a defect
+        row = read(value)
+        if row is None:
             break
-        names[name.decode()] = value
-    return names
+        rows.append(row)
+    return rows
 
 
-ALL_SEMIRINGS = semiring_names()
-# The semirings with a gradient, by name, as the library says (tropical_semiring_has_gradient): the
-# backward kernels, which take their semiring at launch, serve these.
-GRADIENT_SEMIRINGS = frozenset(n for n, v in ALL_SEMIRINGS.items() if lib.tropical_semiring_has_gradient(v) == 1)
+def _dtype_row(value: int):
+    f = DTypeFactsC()
+    if lib.tropical_dtype_facts_of(value, ctypes.byref(f)) != 0:
+        return None
+    return ElementType(value, f.name.decode(), f.tag.decode(), f.size, f.kind_word.decode(), tuple(f.identity_bits))
+
+
+ELEMENT_TYPES = {t.name: t for t in _rows(_dtype_row)}  # by name, in the library's order
+# The Boolean type's elements are bytes (nonzero is true), and a bool tensor is such bytes too.
+BOOLEAN = next(t for t in ELEMENT_TYPES.values() if t.kind == "boolean")
+DTYPE_NAMES = tuple(ELEMENT_TYPES)  # by tropical_dtype
+DTYPE_CODES = {**{n: t.value for n, t in ELEMENT_TYPES.items()}, "bool": BOOLEAN.value}  # name -> tropical_dtype
+
+
+def _semiring_row(value: int):
+    f = SemiringFactsC()
+    if lib.tropical_semiring_facts_of(value, ctypes.byref(f)) != 0:
+        return None
+    dtypes = tuple(n for n, t in ELEMENT_TYPES.items() if f.dtypes >> t.value & 1)
+    return SemiringFacts(value, f.name.decode(), f.plus_word.decode(), f.times_word.decode(), f.times_symbol.decode(),
+                         f.zero, f.one, f.gradient != 0, f.selects == 1, f.prefers > 0, f.pairs == 1, dtypes)
+
+
+SEMIRING_FACTS = {s.name: s for s in _rows(_semiring_row)}  # every semiring by name ("maxplus")
+ALL_SEMIRINGS = {n: s.value for n, s in SEMIRING_FACTS.items()}  # name -> tropical_semiring
+# The semirings with a gradient, by name: the backward kernels, which take their semiring at launch, serve these.
+GRADIENT_SEMIRINGS = frozenset(n for n, s in SEMIRING_FACTS.items() if s.has_gradient)
 # The counting semiring's elements are (value, count) pairs: it has entry points of its own
 # (counting_matmul, einsum(semiring="counting")), so the scalar ops' names leave it out.
-COUNTING = "counting"
+COUNTING = next(n for n, s in SEMIRING_FACTS.items() if s.pairs)
 SEMIRINGS = {n: v for n, v in ALL_SEMIRINGS.items() if n != COUNTING}
 
 
-def _words_of(name: str) -> tuple[str, str]:
-    """A semiring's name as its two words, (+) then (x): "maxplus" -> ("max", "plus"), "orand" -> ("or", "and")."""
-    head = 2 if name.startswith("or") else 3
-    return name[:head], name[head:]
+def identity_bits(semiring: str, dtype: str, which: str = "one") -> int:
+    """The bits of a semiring's zero or one ("zero", "one") as an element of type ``dtype`` ("float32",
+    "bool"), in the low bytes of the type's size."""
+    facts = SEMIRING_FACTS[semiring]
+    element = BOOLEAN if dtype == "bool" else ELEMENT_TYPES[dtype]
+    return element.identity_bits[facts.zero if which == "zero" else facts.one]
 
 
-# What each semiring computes, for messages: (+) and (x) of its name ("maxplus": max, +).
-_WORDS = {"plus": "+", "mul": "x"}
-SEMIRING_MEANINGS = {n: f"{_words_of(n)[0]}, {_WORDS.get(_words_of(n)[1], _words_of(n)[1])}" for n in SEMIRINGS}
+# What each semiring computes, for messages: (+) and (x) ("maxplus": max, +).
+SEMIRING_MEANINGS = {n: f"{SEMIRING_FACTS[n].plus}, {SEMIRING_FACTS[n].times_symbol}" for n in SEMIRINGS}
 # Spellings that tropical_gemm.matmul and warm_up accept for each semiring (the ops take the first):
-# the name, and its two words joined by _ or - ("max_plus", "min-max"); "max-times" for maxmul;
-# "and-or" (the usual name of the Boolean product) for orand.
+# the name, and its two words joined by _ or - ("max_plus", "min-max"); "max-times" for a product
+# (x); "and-or" (the usual name of the Boolean product) for a (+) that is or.
 SEMIRING_ALIASES = {}
 for _name in SEMIRINGS:
-    _head, _tail = _words_of(_name)
+    _head, _tail = SEMIRING_FACTS[_name].plus, SEMIRING_FACTS[_name].times
     for _tail_word in (_tail, "times") if _tail == "mul" else (_tail,):
         for _joint in ("", "_", "-"):
             SEMIRING_ALIASES[f"{_head}{_joint}{_tail_word}"] = _name
-            if _name == "orand":
+            if _head == "or":
                 SEMIRING_ALIASES[f"{_tail_word}{_joint}{_head}"] = _name
 
 
@@ -242,7 +318,8 @@ def semiring_list() -> str:
     """The semirings in words, for messages: "'maxplus' (max, +), ..., or 'minmax' (min, max)"."""
     items = [f"'{n}' ({SEMIRING_MEANINGS[n]})" for n in SEMIRINGS]
     return ", ".join(items[:-1]) + " or " + items[-1]
-DTYPE_NAMES = ("float32", "float64", "int32", "int64", "uint8")  # by tropical_dtype (uint8: booleans, bool too)
+
+
 PACK_A, PACK_B = 0, 1  # tropical_pack
 
 # --- status codes -----------------------------------------------------------------------------

@@ -108,15 +108,16 @@ def device_architectures() -> list[int]:
         capacity = count.value
 
 
-# uint8 and bool are OrAnd's booleans, the kernels' u8.
-_DTYPE_TAGS = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "u8"}
+# The library's element types by name ("float32", and bool for the Boolean type) -> the kernels' tag ("f32").
+_DTYPE_TAGS = {**{n: t.tag for n, t in _native.ELEMENT_TYPES.items()}, "bool": _native.BOOLEAN.tag}
 
 
 def _dtype_tag(dtype) -> str:
     name = str(dtype).replace("torch.", "")
     tag = _DTYPE_TAGS.get(name, name)
     if tag not in _DTYPE_TAGS.values():
-        raise InvalidArgumentError(f"unknown dtype {dtype!r}: use float32, float64, int32, int64, or uint8 (or bool)")
+        names = ", ".join(_native.ELEMENT_TYPES)
+        raise InvalidArgumentError(f"unknown dtype {dtype!r}: use {names} (or bool)")
     return tag
 
 

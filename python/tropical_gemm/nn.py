@@ -7,6 +7,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from ._native import SEMIRING_FACTS
 from .functional import matmul, semiring_name
 
 
@@ -39,8 +40,8 @@ class TropicalLinear(nn.Module):
 
     def reset_parameters(self) -> None:
         with torch.no_grad():
-            if self.semiring == "maxmul":
-                # Non-negative, as MaxMul is defined on non-negative inputs.
+            if SEMIRING_FACTS[self.semiring].times == "mul":
+                # Non-negative, as a (max, x) product is defined on non-negative inputs.
                 self.weight.uniform_(0.0, 1.0)
                 if self.bias is not None:
                     self.bias.uniform_(0.0, 1.0 / max(1, self.in_features))
@@ -54,8 +55,9 @@ class TropicalLinear(nn.Module):
         vector = x.dim() == 1
         y = matmul(x.unsqueeze(0) if vector else x, self.weight.t(), self.semiring)
         if self.bias is not None:
-            # (+) is the first word of the semiring's name: min for minplus and minmax, max otherwise.
-            y = torch.minimum(y, self.bias) if self.semiring.startswith("min") else torch.maximum(y, self.bias)
+            # The bias enters through (+): the larger or the smaller, as the semiring's table says.
+            larger = SEMIRING_FACTS[self.semiring].prefers_larger
+            y = torch.maximum(y, self.bias) if larger else torch.minimum(y, self.bias)
         return y.squeeze(0) if vector else y
 
     def extra_repr(self) -> str:

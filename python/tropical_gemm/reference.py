@@ -10,9 +10,7 @@ that is copied first; results are always native-endian and C-contiguous."""
 from __future__ import annotations
 
 from . import _native
-from ._native import SEMIRING_ALIASES, VIEW, InvalidArgumentError, UnsupportedError
-
-_DTYPES = {"float32": 0, "float64": 1, "int32": 2, "int64": 3, "uint8": 4, "bool": 4}  # uint8, bool: OrAnd's
+from ._native import DTYPE_CODES, SEMIRING_ALIASES, VIEW, InvalidArgumentError, UnsupportedError
 
 
 def _np():
@@ -56,7 +54,7 @@ def gemm(a, b, semiring: str = "maxplus", *, return_argmax: bool = False):
     module's notes); returns native-endian, C-contiguous arrays."""
     np = _np()
     a, b = np.asarray(a), np.asarray(b)
-    t = _DTYPES.get(a.dtype.name)
+    t = DTYPE_CODES.get(a.dtype.name)
     if t is None:
         raise UnsupportedError(
             f"dtype {a.dtype} is not supported: use float32, float64, int32 or int64 (bool or uint8 for 'orand')"

@@ -32,6 +32,16 @@ const char* times_word(tropical::TimesKind kind, bool symbol) {
     return "?";
 }
 
+const char* kind_word(tropical::DTypeKind kind) {
+    switch (kind) {
+#define TROPICAL_WORD(c_suffix, name, value, word) \
+    case tropical::DTypeKind::name: return word;
+        TROPICAL_DTYPE_KIND_LIST(TROPICAL_WORD)
+#undef TROPICAL_WORD
+    }
+    return "?";
+}
+
 // The semiring a C caller named, or null for a value that is no semiring.
 const tropical::SemiringInfo* semiring_row(std::int32_t value) {
     if (value < 0 || value >= static_cast<std::int32_t>(std::size(tropical::semiring_table))) return nullptr;
@@ -66,6 +76,7 @@ tropical_status tropical_semiring_facts_of(tropical_semiring semiring, tropical_
                   static_cast<int32_t>(row.one),
                   static_cast<int32_t>(row.gradient),
                   row.selects() ? 1 : 0,
+                  row.prefers(),
                   row.pairs() ? 1 : 0,
                   row.dtypes};
     });
@@ -76,7 +87,12 @@ tropical_status tropical_dtype_facts_of(tropical_dtype dtype, tropical_dtype_fac
         const tropical::DType t = tropical::detail::dtype_from_c(raw(dtype));
         const tropical::DTypeInfo& row = tropical::info(t);
         tropical::detail::require_pointer(facts, "facts");
-        *facts = {row.tag.data(), row.name.data(), static_cast<int32_t>(row.size), static_cast<int32_t>(row.kind), {}};
+        *facts = {row.tag.data(),
+                  row.name.data(),
+                  static_cast<int32_t>(row.size),
+                  static_cast<int32_t>(row.kind),
+                  kind_word(row.kind),
+                  {}};
         for (std::size_t i = 0; i < std::size(facts->identity_bits); ++i)
             facts->identity_bits[i] = tropical::identity_bits(static_cast<tropical::Identity>(i), t);
     });

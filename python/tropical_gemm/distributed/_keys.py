@@ -23,21 +23,23 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-_INT_OF = {torch.float32: torch.int32, torch.float64: torch.int64, torch.int32: torch.int32, torch.int64: torch.int64}
+from .._native import SEMIRING_FACTS
+
+_INT_OF = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}  # by the element's size, for its bits
 _LOW32 = 0xFFFFFFFF
 _NO_TAG = torch.iinfo(torch.int64).max  # the two-step path's "this rank offers no tag"
 
 
 def plus_is_max(semiring: str) -> bool:
-    """Whether the semiring's (+) is max (maxplus, maxmul, maxmin) or min (minplus, minmax): the first
-    word of its canonical name, as the package's own descriptions read it (_native.SEMIRING_MEANINGS)."""
-    return semiring[:3] == "max"
+    """Whether the semiring's (+) keeps the larger value (maxplus, maxmul, maxmin) or the smaller
+    (minplus, minmax), as the library's semiring table says."""
+    return SEMIRING_FACTS[semiring].prefers_larger
 
 
 def order_key(value: Tensor, is_max: bool) -> Tensor:
     """The integer key of each value: key(x) > key(y) exactly where (+) prefers x to y; NaN has the
     largest key of all; equal values (-0 and +0 included) have equal keys."""
-    int_type = _INT_OF[value.dtype]
+    int_type = _INT_OF[value.element_size()]
     top = torch.iinfo(int_type).max
     if value.is_floating_point():
         bits = (value + 0.0).view(int_type)  # + 0.0 turns -0 into +0 and changes nothing else

@@ -1,0 +1,62 @@
+"""The package's semirings and element types are the library's table (tropical_semiring_facts_of,
+tropical_dtype_facts_of), read through the C ABI: names, zeros and ones, the order (+) keeps, the
+dtypes each takes. The expected values here are README.md's semantics table, written out."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tropical_gemm import _native
+
+# README, "Semantics": (+), (x), and the one (x (x) one = x) for floats, int32 and booleans.
+SEMANTICS = {
+    "maxplus": ("max", "plus", 0.0, 0),
+    "minplus": ("min", "plus", 0.0, 0),
+    "maxmul": ("max", "mul", 1.0, 1),
+    "maxmin": ("max", "min", math.inf, 2**31 - 1),
+    "minmax": ("min", "max", -math.inf, -(2**31)),
+}
+
+
+def test_every_semiring_and_type_comes_from_the_library():
+    assert list(_native.SEMIRING_FACTS) == ["maxplus", "minplus", "maxmul", "maxmin", "minmax", "counting", "orand"]
+    assert list(_native.ELEMENT_TYPES) == ["float32", "float64", "int32", "int64", "uint8"]
+    assert _native.COUNTING == "counting"
+    assert _native.SEMIRING_FACTS["counting"].dtypes == ("float32", "float64")
+    assert _native.SEMIRING_FACTS["orand"].dtypes == ("uint8",)
+    assert _native.GRADIENT_SEMIRINGS == frozenset(SEMANTICS)
+    assert _native.DTYPE_CODES["bool"] == _native.DTYPE_CODES["uint8"]
+    for name, facts in _native.SEMIRING_FACTS.items():
+        assert facts.selects == (name != "counting")  # the argmax exists where (+) selects a term
+        assert facts.prefers_larger == (facts.plus != "min")
+
+
+@pytest.mark.parametrize("name", sorted(SEMANTICS))
+def test_semantics(name):
+    plus, times, float_one, int_one = SEMANTICS[name]
+    facts = _native.SEMIRING_FACTS[name]
+    assert (facts.plus, facts.times) == (plus, times)
+    assert _native.SEMIRING_ALIASES[f"{plus}_{times}"] == name
+
+
+def test_ones_are_exact():
+    torch = pytest.importorskip("torch")
+    from tropical_gemm._checks import ONES
+
+    for name, (_, _, float_one, int_one) in SEMANTICS.items():
+        assert ONES[name, torch.float32] == float_one
+        assert ONES[name, torch.int32] == int_one
+    assert ONES["maxmin", torch.int64] == 2**63 - 1
+    assert ONES["minmax", torch.int64] == -(2**63)
+    assert ONES["orand", torch.bool] is True
+    assert ("orand", torch.float32) not in ONES  # only the pairs the table allows
+
+
+def test_distributed_reduction_follows_the_table():
+    pytest.importorskip("torch")
+    from tropical_gemm.distributed._keys import plus_is_max
+
+    assert [s for s in _native.SEMIRINGS if not plus_is_max(s)] == ["minplus", "minmax"]
+    assert plus_is_max("orand")  # or keeps true, the larger byte
