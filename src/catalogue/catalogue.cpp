@@ -59,6 +59,41 @@ static_assert(
     threads_fit_tiles(),
     "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn) times its K groups (k_groups)");
 
+// A family (TG_FAMILY) is a row for each scalar semiring (the semirings that take every number
+// type), one after the other in the semiring table's order. Checked: every row of a scalar semiring
+// is in such a run of rows that differ in their semiring alone, so that a row written for one of
+// them alone, or a scalar semiring new to the table that TG_FAMILY does not name, fails the build
+// rather than leave a kind of kernel missing for a semiring.
+constexpr bool scalar(Semiring semiring) {
+    for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
+        if (!supports(semiring, t)) return false;
+    return true;
+}
+constexpr bool same_but_semiring(const CatalogueRow& x, const CatalogueRow& y) {
+    return x.operation == y.operation && x.variant == y.variant && x.dtype == y.dtype && x.tile.bm == y.tile.bm &&
+           x.tile.bn == y.tile.bn && x.tile.bk == y.tile.bk && x.tile.tm == y.tile.tm && x.tile.tn == y.tile.tn &&
+           x.tile.sk == y.tile.sk && x.threads == y.threads && x.min_blocks == y.min_blocks;
+}
+constexpr bool families_cover_the_scalar_semirings() {
+    std::size_t i = 0;
+    while (i < std::size(kRows)) {
+        if (!kRows[i].semiring || !scalar(*kRows[i].semiring)) {
+            ++i;
+            continue;
+        }
+        const CatalogueRow& first = kRows[i];
+        for (Semiring s : all_semirings) {
+            if (!scalar(s)) continue;
+            if (i == std::size(kRows) || kRows[i].semiring != s || !same_but_semiring(first, kRows[i])) return false;
+            ++i;
+        }
+    }
+    return true;
+}
+static_assert(families_cover_the_scalar_semirings(),
+              "kernels/catalogue.def: a row of a scalar semiring (one that takes every number type) must come "
+              "from a TG_FAMILY, and TG_FAMILY must name every scalar semiring of the semiring table");
+
 // The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
 // splitk, batched, small, tiny, dense, wide, serial, vector, column or packed for the product variants (plus _argmax with the argmax),
 // backward_a, backward_b, pack_bits or backtrack.
