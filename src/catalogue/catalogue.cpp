@@ -133,11 +133,70 @@ KernelGroup group_of(const CatalogueRow& row) {
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 6, kVariants = 13, kTypes = std::size(all_dtypes),
-                      kSemirings = std::size(all_semirings);
+// The words of the kinds of kernels (to_string's). Each switch names every enumerator of its enum: a
+// missing one fails the build (the pragma makes -Wswitch's warning an error), so that a new
+// operation or variant cannot go without a word, nor be left out of the counts below.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+constexpr std::string_view word_of(KernelOperation operation) {
+    switch (operation) {
+    case KernelOperation::Gemm: return "gemm";
+    case KernelOperation::GemmArgmax: return "gemm_argmax";
+    case KernelOperation::BackwardA: return "backward_a";
+    case KernelOperation::BackwardB: return "backward_b";
+    case KernelOperation::PackBits: return "pack_bits";
+    case KernelOperation::Backtrack: return "backtrack";
+    }
+    return {};
+}
 
-// The registry's table has a slot per (operation, variant, type, semiring): a new enumerator that
-// a row uses must be counted above, or its kernels would share another kind's slots.
+constexpr std::string_view word_of(KernelVariant variant) {
+    switch (variant) {
+    case KernelVariant::Tiled: return "tiled";
+    case KernelVariant::SplitK: return "splitk";
+    case KernelVariant::Batched: return "batched";
+    case KernelVariant::Small: return "small";
+    case KernelVariant::Scatter: return "scatter";
+    case KernelVariant::Packed: return "packed";
+    case KernelVariant::Tiny: return "tiny";
+    case KernelVariant::Dense: return "dense";
+    case KernelVariant::Walk: return "walk";
+    case KernelVariant::Serial: return "serial";
+    case KernelVariant::Wide: return "wide";
+    case KernelVariant::Vector: return "vector";
+    case KernelVariant::Column: return "column";
+    }
+    return {};
+}
+
+constexpr std::string_view word_of(KernelGroup group) {
+    switch (group) {
+    case KernelGroup::Gemm: return "gemm";
+    case KernelGroup::GemmArgmax: return "gemm_argmax";
+    case KernelGroup::Batched: return "batched";
+    case KernelGroup::BackwardA: return "backward_a";
+    case KernelGroup::BackwardB: return "backward_b";
+    case KernelGroup::PackBits: return "pack_bits";
+    case KernelGroup::Backtrack: return "backtrack";
+    }
+    return {};
+}
+#pragma GCC diagnostic pop
+
+// How many enumerators an enum has: its values are 0, 1, 2, ... (none is given one), so the first
+// value without a word is one past the last.
+template <class Enum>
+constexpr std::size_t enumerators() {
+    std::size_t n = 0;
+    while (n < 256 && !word_of(static_cast<Enum>(n)).empty()) ++n;
+    return n;
+}
+
+constexpr std::size_t kOperations = enumerators<KernelOperation>(), kVariants = enumerators<KernelVariant>(),
+                      kTypes = std::size(all_dtypes), kSemirings = std::size(all_semirings);
+
+// The registry's table has a slot per (operation, variant, type, semiring): a row past the counts
+// above (an enumerator given a value out of turn) would share another kind's slots.
 constexpr bool rows_fit_the_table() {
     for (const auto& row : kRows)
         if (static_cast<std::size_t>(row.operation) >= kOperations ||
@@ -148,7 +207,7 @@ constexpr bool rows_fit_the_table() {
 }
 static_assert(rows_fit_the_table(),
               "a row of kernels/catalogue.def has an operation or variant past kOperations or "
-              "kVariants: count the new enumerator there");
+              "kVariants: the enumerators must be 0, 1, 2, ... with a word each (word_of)");
 
 struct Registry {
     std::vector<std::string> names;  // owns the strings the KernelInfo views point at
@@ -191,48 +250,20 @@ const CatalogueRow& row_of(const KernelInfo& kernel) { return kRows[kernel.index
 
 namespace tropical {
 
+// "?" for a value past the enum's enumerators.
 std::string_view to_string(KernelOperation operation) noexcept {
-    switch (operation) {
-    case KernelOperation::Gemm: return "gemm";
-    case KernelOperation::GemmArgmax: return "gemm_argmax";
-    case KernelOperation::BackwardA: return "backward_a";
-    case KernelOperation::BackwardB: return "backward_b";
-    case KernelOperation::PackBits: return "pack_bits";
-    case KernelOperation::Backtrack: return "backtrack";
-    }
-    return "?";
+    const std::string_view word = detail::word_of(operation);
+    return word.empty() ? "?" : word;
 }
 
 std::string_view to_string(KernelVariant variant) noexcept {
-    switch (variant) {
-    case KernelVariant::Tiled: return "tiled";
-    case KernelVariant::SplitK: return "splitk";
-    case KernelVariant::Batched: return "batched";
-    case KernelVariant::Small: return "small";
-    case KernelVariant::Scatter: return "scatter";
-    case KernelVariant::Packed: return "packed";
-    case KernelVariant::Tiny: return "tiny";
-    case KernelVariant::Dense: return "dense";
-    case KernelVariant::Walk: return "walk";
-    case KernelVariant::Serial: return "serial";
-    case KernelVariant::Wide: return "wide";
-    case KernelVariant::Vector: return "vector";
-    case KernelVariant::Column: return "column";
-    }
-    return "?";
+    const std::string_view word = detail::word_of(variant);
+    return word.empty() ? "?" : word;
 }
 
 std::string_view to_string(KernelGroup group) noexcept {
-    switch (group) {
-    case KernelGroup::Gemm: return "gemm";
-    case KernelGroup::GemmArgmax: return "gemm_argmax";
-    case KernelGroup::Batched: return "batched";
-    case KernelGroup::BackwardA: return "backward_a";
-    case KernelGroup::BackwardB: return "backward_b";
-    case KernelGroup::PackBits: return "pack_bits";
-    case KernelGroup::Backtrack: return "backtrack";
-    }
-    return "?";
+    const std::string_view word = detail::word_of(group);
+    return word.empty() ? "?" : word;
 }
 
 std::span<const KernelInfo> kernel_registry() noexcept { return detail::registry().kernels; }
