@@ -145,8 +145,9 @@ TEST(KernelSource, EveryKernelIsTheDeviceCodeAndAnEntryPointFromItsRow) {
             kernel.operation != KernelOperation::Backtrack) {
             EXPECT_GT(row.tile.bm, 0) << kernel.name;
             EXPECT_GT(row.tile.bn, 0) << kernel.name;
-            EXPECT_EQ(row.threads, (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn) * k_groups(row))
-                << kernel.name;
+            // The tile's threads, once or in bk / sk groups (kernels/entry.cuh says which variants).
+            EXPECT_EQ(row.threads, tile_threads(row) * k_groups(row)) << kernel.name;
+            EXPECT_TRUE(k_groups(row) == 1 || k_groups(row) == row.tile.bk / row.tile.sk) << kernel.name;
         }
     }
 }
@@ -178,6 +179,30 @@ TEST(KernelSource, AnEntryPointWhoseThreadsDoNotFitItsTileFailsToCompile) {
     } catch (const CompileError& e) {
         EXPECT_THAT(e.log(), HasSubstr("the row's threads must be its tile's"));
     }
+}
+
+// Which variants split K among groups of threads is the device code's to say (kernels/entry.cuh):
+// the host reads a row's groups off its threads, and a row whose threads claim groups its kernel
+// does not have, or lack the groups it has, does not compile, although its threads are its tile's
+// once or bk / sk times.
+TEST(KernelSource, AnEntryPointWhoseKGroupsAreNotItsVariantsFailsToCompile) {
+    const auto compiler = make_nvrtc_compiler();
+    const auto fails = [&](const char* kernel, int threads) {
+        CatalogueRow row = row_of(*find_kernel(kernel));
+        row.threads = threads;
+        EXPECT_TRUE(threads == tile_threads(row) || threads == tile_threads(row) * row.tile.bk / row.tile.sk);
+        const std::string unit = std::string(device_source()) + "\n" + entry_point(row, "mismatched");
+        try {
+            compiler->compile("mismatched", unit, compile_options(90, false));
+            ADD_FAILURE() << kernel << " with " << threads << " threads compiled";
+        } catch (const CompileError& e) {
+            EXPECT_THAT(e.log(), HasSubstr("the row's threads must be its tile's")) << kernel;
+        }
+    };
+    // The Tiled argmax loop does not split K: 128 threads, not 128 x bk / sk = 256.
+    fails("tropical_gemm_argmax_f32_maxplus", 256);
+    // The argmax SplitK rows split each slice among bk / sk = 4 groups: 256 threads, not 64.
+    fails("tropical_splitk_argmax_f32_maxplus", 64);
 }
 
 // The rows without a tile check their threads against what their kernels need: grad_B's slab

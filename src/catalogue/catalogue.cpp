@@ -35,7 +35,8 @@ constexpr CatalogueRow kRows[] = {
 };
 
 // Checked when the library is built: a kind of kernel has one row, and a tiled row's threads are
-// its tile's times its K groups.
+// its tile's, once or bk / sk times (whether its variant splits K so, kernels/entry.cuh checks when
+// the kernel compiles).
 constexpr bool same_kind(const CatalogueRow& x, const CatalogueRow& y) {
     return x.operation == y.operation && x.variant == y.variant && x.dtype == y.dtype &&
            (!x.semiring || !y.semiring || x.semiring == y.semiring);
@@ -48,16 +49,19 @@ constexpr bool one_row_per_kind() {
 }
 static_assert(one_row_per_kind(), "kernels/catalogue.def has two rows for one kind of kernel");
 constexpr bool threads_fit_tiles() {
-    for (const auto& row : kRows)
-        if (row.tile.bm > 0 &&
-            (row.tile.tm <= 0 || row.tile.tn <= 0 ||
-             row.threads != (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn) * k_groups(row)))
+    for (const auto& row : kRows) {
+        if (row.tile.bm == 0) continue;
+        const int tile = tile_threads(row);
+        if (tile <= 0 || row.threads % tile != 0) return false;
+        const int groups = k_groups(row);
+        if (groups != 1 && (row.tile.sk <= 0 || row.tile.bk % row.tile.sk != 0 || groups != row.tile.bk / row.tile.sk))
             return false;
+    }
     return true;
 }
-static_assert(
-    threads_fit_tiles(),
-    "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn) times its K groups (k_groups)");
+static_assert(threads_fit_tiles(),
+              "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn), "
+              "times bk / sk if its kernel splits K among groups of threads");
 
 // A family (TG_FAMILY) is a row for each scalar semiring (the semirings that take every number
 // type), one after the other in the semiring table's order. Checked: every row of a scalar semiring
