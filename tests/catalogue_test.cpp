@@ -3,10 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
-#include <string>
 
 #include <tropical/error.hpp>
 #include <tropical/kernels.hpp>
@@ -19,29 +22,162 @@ using namespace tropical;
 using namespace tropical::detail;
 using ::testing::HasSubstr;
 
+// The catalogue as written in kernels/catalogue.def: its families and its single rows, read with a
+// TG_FAMILY of the test's own.
+struct Written {
+    bool family;
+    KernelOperation operation;
+    KernelVariant variant;
+    DType dtype;
+    std::string_view semiring;  // a single row's word ("Counting", "Any"); empty for a family
+    TileShape tile;
+    int threads, min_blocks;
+};
+
+const std::vector<Written>& written() {
+    static const std::vector<Written> rows = {
+#define TG_WRITTEN(family, operation, variant, type, semiring, bm, bn, bk, tm, tn, sk, threads, min_blocks) \
+    {family,                                                                                                \
+     KernelOperation::operation,                                                                            \
+     KernelVariant::variant,                                                                                \
+     DType::type,                                                                                           \
+     semiring,                                                                                              \
+     {bm, bn, bk, tm, tn, sk},                                                                              \
+     threads,                                                                                               \
+     min_blocks},
+#define TG_KERNEL(operation, variant, type, semiring, ...) \
+    TG_WRITTEN(false, operation, variant, type, #semiring, __VA_ARGS__)
+#define TG_FAMILY(operation, variant, type, ...) TG_WRITTEN(true, operation, variant, type, "", __VA_ARGS__)
+#include "catalogue.def"
+#undef TG_FAMILY
+#undef TG_KERNEL
+#undef TG_WRITTEN
+    };
+    return rows;
+}
+
+constexpr DType kNumberTypes[] = {DType::F32, DType::F64, DType::I32, DType::I64};
+
+// The scalar semirings, those that take every number type, in the table's order: a family's rows.
+std::vector<Semiring> scalar_semirings() {
+    std::vector<Semiring> scalar;
+    for (Semiring s : all_semirings) {
+        bool every = true;
+        for (DType t : kNumberTypes) every = every && supports(s, t);
+        if (every) scalar.push_back(s);
+    }
+    return scalar;
+}
+
+// The groups as tropical/kernels.hpp defines them: gemm (the Tiled, SplitK and Packed products),
+// gemm_argmax, batched (the other products), backward_a, backward_b, pack_bits, backtrack.
+KernelGroup documented_group(KernelOperation operation, KernelVariant variant) {
+    switch (operation) {
+    case KernelOperation::Gemm:
+        return variant == KernelVariant::Tiled || variant == KernelVariant::SplitK || variant == KernelVariant::Packed
+                   ? KernelGroup::Gemm
+                   : KernelGroup::Batched;
+    case KernelOperation::GemmArgmax: return KernelGroup::GemmArgmax;
+    case KernelOperation::BackwardA: return KernelGroup::BackwardA;
+    case KernelOperation::BackwardB: return KernelGroup::BackwardB;
+    case KernelOperation::PackBits: return KernelGroup::PackBits;
+    case KernelOperation::Backtrack: return KernelGroup::Backtrack;
+    }
+    return KernelGroup::Gemm;
+}
+
+// Each family is a row per scalar semiring, in the table's order and with the family's values, and
+// each single row is itself, in the order written: the registry's order. Single rows are for the
+// other semirings (and Any): a scalar semiring's rows are written as a family.
+TEST(KernelCatalogue, IsItsFamiliesAndRowsInTheOrderWritten) {
+    const auto rows = catalogue_rows();
+    const auto scalar = scalar_semirings();
+    ASSERT_FALSE(scalar.empty());
+    std::size_t at = 0, families = 0, singles = 0;
+    for (const Written& w : written()) {
+        (w.family ? families : singles) += 1;
+        const std::size_t count = w.family ? scalar.size() : 1;
+        for (std::size_t i = 0; i < count; ++i) {
+            ASSERT_LT(at, rows.size());
+            const CatalogueRow& row = rows[at];
+            const std::string_view name = kernel_registry()[at].name;
+            ++at;
+            EXPECT_EQ(row.operation, w.operation) << name;
+            EXPECT_EQ(row.variant, w.variant) << name;
+            EXPECT_EQ(row.dtype, w.dtype) << name;
+            EXPECT_EQ(row.tile.bm, w.tile.bm) << name;
+            EXPECT_EQ(row.tile.bn, w.tile.bn) << name;
+            EXPECT_EQ(row.tile.bk, w.tile.bk) << name;
+            EXPECT_EQ(row.tile.tm, w.tile.tm) << name;
+            EXPECT_EQ(row.tile.tn, w.tile.tn) << name;
+            EXPECT_EQ(row.tile.sk, w.tile.sk) << name;
+            EXPECT_EQ(row.threads, w.threads) << name;
+            EXPECT_EQ(row.min_blocks, w.min_blocks) << name;
+            if (w.family) {
+                EXPECT_EQ(row.semiring, scalar[i]) << name;
+            } else {
+                EXPECT_EQ(row.semiring_word, w.semiring) << name;
+                EXPECT_EQ(row.semiring.has_value(), w.semiring != "Any") << name;
+                if (row.semiring) {
+                    EXPECT_EQ(std::count(scalar.begin(), scalar.end(), *row.semiring), 0)
+                        << name << ": a scalar semiring's row outside a family";
+                }
+            }
+        }
+    }
+    EXPECT_EQ(at, rows.size());
+    EXPECT_EQ(rows.size(), families * scalar.size() + singles);
+}
+
 TEST(KernelRegistry, HasTheDesignCardsKernelsWithUniqueNames) {
     const auto kernels = kernel_registry();
     ASSERT_EQ(kernels.size(), catalogue_rows().size());
     std::set<std::string_view> names;
-    int counts[7] = {};
+    std::map<KernelGroup, std::size_t> counts, expected;
     for (const auto& k : kernels) {
         EXPECT_TRUE(names.insert(k.name).second) << k.name;
         EXPECT_EQ(&kernels[k.index], &k);
-        ++counts[static_cast<int>(k.group)];
+        EXPECT_EQ(k.group, documented_group(k.operation, k.variant)) << k.name;
+        ++counts[k.group];
     }
-    EXPECT_GE(kernels.size(), 31u);
-    // 4 types x 5 semirings, the split-K twins of f32 and i32, counting's f32 and f64, and OrAnd's
-    // Tiled (bytes) and Packed kernels.
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Gemm)], 20 + 10 + 2 + 2);
-    // Argmax: Tiled, Small, SplitK, Tiny, Dense, Wide, Vector and Column of every type and semiring, Batched
-    // and Serial of the 32-bit types, OrAnd's.
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::GemmArgmax)], 20 + 20 + 20 + 20 + 20 + 20 + 20 + 20 + 10 + 10 + 2);
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::BackwardA)] + counts[static_cast<int>(KernelGroup::BackwardB)], 4);
-    // Batched, Small, Tiny, Dense, Wide, Vector and Column of every type and semiring, and counting's Batched
-    // and Small.
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Batched)], 20 + 20 + 20 + 20 + 20 + 20 + 20 + 4);
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::PackBits)], 1);
-    EXPECT_EQ(counts[static_cast<int>(KernelGroup::Backtrack)], 1);
+    // Each group has the rows written for it: a family's for every scalar semiring.
+    const auto scalar = scalar_semirings();
+    for (const Written& w : written())
+        expected[documented_group(w.operation, w.variant)] += w.family ? scalar.size() : 1;
+    EXPECT_EQ(counts, expected);
+
+    // The kinds of kernel each variant has, for the number types and the scalar semirings: a variant
+    // of a type is there for every scalar semiring or for none.
+    const auto has = [&](KernelOperation operation, KernelVariant variant, std::initializer_list<DType> types) {
+        for (DType t : kNumberTypes)
+            for (Semiring s : scalar) {
+                const KernelInfo* k = find_kernel(operation, variant, t, s);
+                const bool wanted = std::find(types.begin(), types.end(), t) != types.end();
+                EXPECT_EQ(k != nullptr, wanted)
+                    << to_string(operation) << " " << to_string(variant) << " " << to_string(t) << " " << to_string(s);
+                if (k && k->semiring) {
+                    EXPECT_EQ(k->semiring, s) << k->name;
+                }
+            }
+    };
+    const std::initializer_list<DType> numbers = {DType::F32, DType::F64, DType::I32, DType::I64},
+                                       words = {DType::F32, DType::I32}, floats = {DType::F32, DType::F64};
+    // Products: every variant for every type but split-K, whose atomics combine 32-bit results.
+    for (KernelVariant v : {KernelVariant::Tiled, KernelVariant::Batched, KernelVariant::Small, KernelVariant::Tiny,
+                            KernelVariant::Dense, KernelVariant::Wide, KernelVariant::Vector, KernelVariant::Column})
+        has(KernelOperation::Gemm, v, numbers);
+    has(KernelOperation::Gemm, KernelVariant::SplitK, words);
+    // Argmax: every variant for every type but Batched and Serial, for the 32-bit types alone: they
+    // trade their Tiled kernel's rescan for others, and the 64-bit types' Tiled kernel tracks every
+    // term, so it has no rescan.
+    for (KernelVariant v : {KernelVariant::Tiled, KernelVariant::Small, KernelVariant::SplitK, KernelVariant::Tiny,
+                            KernelVariant::Dense, KernelVariant::Wide, KernelVariant::Vector, KernelVariant::Column})
+        has(KernelOperation::GemmArgmax, v, numbers);
+    has(KernelOperation::GemmArgmax, KernelVariant::Batched, words);
+    has(KernelOperation::GemmArgmax, KernelVariant::Serial, words);
+    // The gradients, for the float types, take the semiring at launch.
+    has(KernelOperation::BackwardA, KernelVariant::Scatter, floats);
+    has(KernelOperation::BackwardB, KernelVariant::Scatter, floats);
     for (auto s : all_semirings) {
         if (supports(s, DType::F32)) {
             EXPECT_NE(find_kernel(KernelOperation::Gemm, KernelVariant::Batched, DType::F32, s), nullptr);
@@ -145,8 +281,9 @@ TEST(KernelSource, EveryKernelIsTheDeviceCodeAndAnEntryPointFromItsRow) {
             kernel.operation != KernelOperation::Backtrack) {
             EXPECT_GT(row.tile.bm, 0) << kernel.name;
             EXPECT_GT(row.tile.bn, 0) << kernel.name;
-            EXPECT_EQ(row.threads, (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn) * k_groups(row))
-                << kernel.name;
+            // The tile's threads, once or in bk / sk groups (kernels/entry.cuh says which variants).
+            EXPECT_EQ(row.threads, tile_threads(row) * k_groups(row)) << kernel.name;
+            EXPECT_TRUE(k_groups(row) == 1 || k_groups(row) == row.tile.bk / row.tile.sk) << kernel.name;
         }
     }
 }
@@ -178,6 +315,30 @@ TEST(KernelSource, AnEntryPointWhoseThreadsDoNotFitItsTileFailsToCompile) {
     } catch (const CompileError& e) {
         EXPECT_THAT(e.log(), HasSubstr("the row's threads must be its tile's"));
     }
+}
+
+// Which variants split K among groups of threads is the device code's to say (kernels/entry.cuh):
+// the host reads a row's groups off its threads, and a row whose threads claim groups its kernel
+// does not have, or lack the groups it has, does not compile, although its threads are its tile's
+// once or bk / sk times.
+TEST(KernelSource, AnEntryPointWhoseKGroupsAreNotItsVariantsFailsToCompile) {
+    const auto compiler = make_nvrtc_compiler();
+    const auto fails = [&](const char* kernel, int threads) {
+        CatalogueRow row = row_of(*find_kernel(kernel));
+        row.threads = threads;
+        EXPECT_TRUE(threads == tile_threads(row) || threads == tile_threads(row) * row.tile.bk / row.tile.sk);
+        const std::string unit = std::string(device_source()) + "\n" + entry_point(row, "mismatched");
+        try {
+            compiler->compile("mismatched", unit, compile_options(90, false));
+            ADD_FAILURE() << kernel << " with " << threads << " threads compiled";
+        } catch (const CompileError& e) {
+            EXPECT_THAT(e.log(), HasSubstr("the row's threads must be its tile's")) << kernel;
+        }
+    };
+    // The Tiled argmax loop does not split K: 128 threads, not 128 x bk / sk = 256.
+    fails("tropical_gemm_argmax_f32_maxplus", 256);
+    // The argmax SplitK rows split each slice among bk / sk = 4 groups: 256 threads, not 64.
+    fails("tropical_splitk_argmax_f32_maxplus", 64);
 }
 
 // The rows without a tile check their threads against what their kernels need: grad_B's slab

@@ -35,7 +35,8 @@ constexpr CatalogueRow kRows[] = {
 };
 
 // Checked when the library is built: a kind of kernel has one row, and a tiled row's threads are
-// its tile's times its K groups.
+// its tile's, once or bk / sk times (whether its variant splits K so, kernels/entry.cuh checks when
+// the kernel compiles).
 constexpr bool same_kind(const CatalogueRow& x, const CatalogueRow& y) {
     return x.operation == y.operation && x.variant == y.variant && x.dtype == y.dtype &&
            (!x.semiring || !y.semiring || x.semiring == y.semiring);
@@ -48,16 +49,54 @@ constexpr bool one_row_per_kind() {
 }
 static_assert(one_row_per_kind(), "kernels/catalogue.def has two rows for one kind of kernel");
 constexpr bool threads_fit_tiles() {
-    for (const auto& row : kRows)
-        if (row.tile.bm > 0 &&
-            (row.tile.tm <= 0 || row.tile.tn <= 0 ||
-             row.threads != (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn) * k_groups(row)))
+    for (const auto& row : kRows) {
+        if (row.tile.bm == 0) continue;
+        const int tile = tile_threads(row);
+        if (tile <= 0 || row.threads % tile != 0) return false;
+        const int groups = k_groups(row);
+        if (groups != 1 && (row.tile.sk <= 0 || row.tile.bk % row.tile.sk != 0 || groups != row.tile.bk / row.tile.sk))
             return false;
+    }
     return true;
 }
-static_assert(
-    threads_fit_tiles(),
-    "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn) times its K groups (k_groups)");
+static_assert(threads_fit_tiles(),
+              "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn), "
+              "times bk / sk if its kernel splits K among groups of threads");
+
+// A family (TG_FAMILY) is a row for each scalar semiring (the semirings that take every number
+// type), one after the other in the semiring table's order. Checked: every row of a scalar semiring
+// is in such a run of rows that differ in their semiring alone, so that a row written for one of
+// them alone, or a scalar semiring new to the table that TG_FAMILY does not name, fails the build
+// rather than leave a kind of kernel missing for a semiring.
+constexpr bool scalar(Semiring semiring) {
+    for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
+        if (!supports(semiring, t)) return false;
+    return true;
+}
+constexpr bool same_but_semiring(const CatalogueRow& x, const CatalogueRow& y) {
+    return x.operation == y.operation && x.variant == y.variant && x.dtype == y.dtype && x.tile.bm == y.tile.bm &&
+           x.tile.bn == y.tile.bn && x.tile.bk == y.tile.bk && x.tile.tm == y.tile.tm && x.tile.tn == y.tile.tn &&
+           x.tile.sk == y.tile.sk && x.threads == y.threads && x.min_blocks == y.min_blocks;
+}
+constexpr bool families_cover_the_scalar_semirings() {
+    std::size_t i = 0;
+    while (i < std::size(kRows)) {
+        if (!kRows[i].semiring || !scalar(*kRows[i].semiring)) {
+            ++i;
+            continue;
+        }
+        const CatalogueRow& first = kRows[i];
+        for (Semiring s : all_semirings) {
+            if (!scalar(s)) continue;
+            if (i == std::size(kRows) || kRows[i].semiring != s || !same_but_semiring(first, kRows[i])) return false;
+            ++i;
+        }
+    }
+    return true;
+}
+static_assert(families_cover_the_scalar_semirings(),
+              "kernels/catalogue.def: a row of a scalar semiring (one that takes every number type) must come "
+              "from a TG_FAMILY, and TG_FAMILY must name every scalar semiring of the semiring table");
 
 // The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
 // splitk, batched, small, tiny, dense, wide, serial, vector, column or packed for the product variants (plus _argmax with the argmax),
@@ -98,11 +137,70 @@ KernelGroup group_of(const CatalogueRow& row) {
     return KernelGroup::Gemm;
 }
 
-constexpr std::size_t kOperations = 6, kVariants = 13, kTypes = std::size(all_dtypes),
-                      kSemirings = std::size(all_semirings);
+// The words of the kinds of kernels (to_string's). Each switch names every enumerator of its enum: a
+// missing one fails the build (the pragma makes -Wswitch's warning an error), so that a new
+// operation or variant cannot go without a word, nor be left out of the counts below.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+constexpr std::string_view word_of(KernelOperation operation) {
+    switch (operation) {
+    case KernelOperation::Gemm: return "gemm";
+    case KernelOperation::GemmArgmax: return "gemm_argmax";
+    case KernelOperation::BackwardA: return "backward_a";
+    case KernelOperation::BackwardB: return "backward_b";
+    case KernelOperation::PackBits: return "pack_bits";
+    case KernelOperation::Backtrack: return "backtrack";
+    }
+    return {};
+}
 
-// The registry's table has a slot per (operation, variant, type, semiring): a new enumerator that
-// a row uses must be counted above, or its kernels would share another kind's slots.
+constexpr std::string_view word_of(KernelVariant variant) {
+    switch (variant) {
+    case KernelVariant::Tiled: return "tiled";
+    case KernelVariant::SplitK: return "splitk";
+    case KernelVariant::Batched: return "batched";
+    case KernelVariant::Small: return "small";
+    case KernelVariant::Scatter: return "scatter";
+    case KernelVariant::Packed: return "packed";
+    case KernelVariant::Tiny: return "tiny";
+    case KernelVariant::Dense: return "dense";
+    case KernelVariant::Walk: return "walk";
+    case KernelVariant::Serial: return "serial";
+    case KernelVariant::Wide: return "wide";
+    case KernelVariant::Vector: return "vector";
+    case KernelVariant::Column: return "column";
+    }
+    return {};
+}
+
+constexpr std::string_view word_of(KernelGroup group) {
+    switch (group) {
+    case KernelGroup::Gemm: return "gemm";
+    case KernelGroup::GemmArgmax: return "gemm_argmax";
+    case KernelGroup::Batched: return "batched";
+    case KernelGroup::BackwardA: return "backward_a";
+    case KernelGroup::BackwardB: return "backward_b";
+    case KernelGroup::PackBits: return "pack_bits";
+    case KernelGroup::Backtrack: return "backtrack";
+    }
+    return {};
+}
+#pragma GCC diagnostic pop
+
+// How many enumerators an enum has: its values are 0, 1, 2, ... (none is given one), so the first
+// value without a word is one past the last.
+template <class Enum>
+constexpr std::size_t enumerators() {
+    std::size_t n = 0;
+    while (n < 256 && !word_of(static_cast<Enum>(n)).empty()) ++n;
+    return n;
+}
+
+constexpr std::size_t kOperations = enumerators<KernelOperation>(), kVariants = enumerators<KernelVariant>(),
+                      kTypes = std::size(all_dtypes), kSemirings = std::size(all_semirings);
+
+// The registry's table has a slot per (operation, variant, type, semiring): a row past the counts
+// above (an enumerator given a value out of turn) would share another kind's slots.
 constexpr bool rows_fit_the_table() {
     for (const auto& row : kRows)
         if (static_cast<std::size_t>(row.operation) >= kOperations ||
@@ -113,7 +211,7 @@ constexpr bool rows_fit_the_table() {
 }
 static_assert(rows_fit_the_table(),
               "a row of kernels/catalogue.def has an operation or variant past kOperations or "
-              "kVariants: count the new enumerator there");
+              "kVariants: the enumerators must be 0, 1, 2, ... with a word each (word_of)");
 
 struct Registry {
     std::vector<std::string> names;  // owns the strings the KernelInfo views point at
@@ -156,48 +254,20 @@ const CatalogueRow& row_of(const KernelInfo& kernel) { return kRows[kernel.index
 
 namespace tropical {
 
+// "?" for a value past the enum's enumerators.
 std::string_view to_string(KernelOperation operation) noexcept {
-    switch (operation) {
-    case KernelOperation::Gemm: return "gemm";
-    case KernelOperation::GemmArgmax: return "gemm_argmax";
-    case KernelOperation::BackwardA: return "backward_a";
-    case KernelOperation::BackwardB: return "backward_b";
-    case KernelOperation::PackBits: return "pack_bits";
-    case KernelOperation::Backtrack: return "backtrack";
-    }
-    return "?";
+    const std::string_view word = detail::word_of(operation);
+    return word.empty() ? "?" : word;
 }
 
 std::string_view to_string(KernelVariant variant) noexcept {
-    switch (variant) {
-    case KernelVariant::Tiled: return "tiled";
-    case KernelVariant::SplitK: return "splitk";
-    case KernelVariant::Batched: return "batched";
-    case KernelVariant::Small: return "small";
-    case KernelVariant::Scatter: return "scatter";
-    case KernelVariant::Packed: return "packed";
-    case KernelVariant::Tiny: return "tiny";
-    case KernelVariant::Dense: return "dense";
-    case KernelVariant::Walk: return "walk";
-    case KernelVariant::Serial: return "serial";
-    case KernelVariant::Wide: return "wide";
-    case KernelVariant::Vector: return "vector";
-    case KernelVariant::Column: return "column";
-    }
-    return "?";
+    const std::string_view word = detail::word_of(variant);
+    return word.empty() ? "?" : word;
 }
 
 std::string_view to_string(KernelGroup group) noexcept {
-    switch (group) {
-    case KernelGroup::Gemm: return "gemm";
-    case KernelGroup::GemmArgmax: return "gemm_argmax";
-    case KernelGroup::Batched: return "batched";
-    case KernelGroup::BackwardA: return "backward_a";
-    case KernelGroup::BackwardB: return "backward_b";
-    case KernelGroup::PackBits: return "pack_bits";
-    case KernelGroup::Backtrack: return "backtrack";
-    }
-    return "?";
+    const std::string_view word = detail::word_of(group);
+    return word.empty() ? "?" : word;
 }
 
 std::span<const KernelInfo> kernel_registry() noexcept { return detail::registry().kernels; }

@@ -32,16 +32,21 @@ struct CatalogueRow {
 
 std::span<const CatalogueRow> catalogue_rows() noexcept;
 
-// The groups of threads a row's block splits each slice of K among: bk / sk for the rows of the
-// Small loop (kernels/small.cuh: Small and Tiny, which take a slice whole, and the argmax SplitK
-// ones) and for the Vector and Column rows (kernels/vector.cuh, kernels/column.cuh: a group per k
-// of a slice), 1 for the others.
-// A tiled row's threads are its tile's, (bm / tm) * (bn / tn), times these.
+// The threads of a row's tile: (bm / tm) * (bn / tn), each with tm x tn results; 0 for a row
+// without a tile.
+constexpr int tile_threads(const CatalogueRow& row) {
+    return row.tile.bm > 0 && row.tile.tm > 0 && row.tile.tn > 0
+               ? (row.tile.bm / row.tile.tm) * (row.tile.bn / row.tile.tn)
+               : 0;
+}
+
+// The groups of threads a row's block splits each slice of K among: its threads over its tile's
+// (1 for a row without a tile). Which variants split K, and into how many groups, is said once, by
+// the device code that does it (kernels/entry.cuh's K_GROUPS), which checks each row's threads
+// against it when the kernel compiles; the host reads the groups off the row.
 constexpr int k_groups(const CatalogueRow& row) {
-    const bool split = row.variant == KernelVariant::Small || row.variant == KernelVariant::Tiny ||
-                       row.variant == KernelVariant::Vector || row.variant == KernelVariant::Column ||
-                       (row.variant == KernelVariant::SplitK && row.operation == KernelOperation::GemmArgmax);
-    return split && row.tile.sk > 0 ? row.tile.bk / row.tile.sk : 1;
+    const int tile = tile_threads(row);
+    return tile > 0 ? row.threads / tile : 1;
 }
 
 // The row of a registry kernel.
