@@ -3,6 +3,7 @@
 #include "support/warmup_tool.hpp"
 
 #include <cstdio>
+#include <set>
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -38,7 +39,7 @@ TEST(Warmup, ArchModeFillsATemporaryCacheForSm80AndSm90) {
     expect_listing_matches_disk(dir.path());
 }
 
-TEST(Warmup, SecondRunCompilesNothingInUnderASecondAndNeedsNoNvrtc) {
+TEST(Warmup, SecondRunCompilesNothingAndNeedsNoNvrtc) {
     TempDir dir;
     const std::vector<std::string> args = {"--cache-dir", dir.path().string(), "--arch", "sm_90", "--kernel", kTwo,
                                            "--json"};
@@ -52,7 +53,6 @@ TEST(Warmup, SecondRunCompilesNothingInUnderASecondAndNeedsNoNvrtc) {
     const Json doc = again.json();
     EXPECT_EQ(doc["compiled"].integer(), 0);
     EXPECT_EQ(doc["cached"].integer(), 2);
-    EXPECT_LT(again.seconds, 1.0);
     EXPECT_GT(mtime(cubin), std::chrono::system_clock::now() - std::chrono::minutes(5));
 
     // A warm cache shipped to a machine without the toolkit.
@@ -125,20 +125,33 @@ TEST(Warmup, VariantSelectsKernelsByHowTheyCompute) {
 }
 
 // Every kernel of the registry, for two architectures, then again from the warm cache.
-TEST(Warmup, FullRunOfEveryKernelForSm80AndSm90ThenAWarmRun) {
+// Every variant of one type and semiring through the tool, for two architectures, then a warm run and
+// a verification of every entry. (That every kernel of the catalogue compiles is kernel_compile_test's
+// one pass over them all; compiling them all here too doubled CI's NVRTC time.)
+TEST(Warmup, EveryVariantOfOneTypeForSm80AndSm90ThenAWarmRun) {
     TempDir dir;
-    const std::vector<std::string> args = {"--cache-dir", dir.path().string(), "--arch", "sm_80,sm_90", "--json"};
+    const std::vector<std::string> args = {"--cache-dir", dir.path().string(), "--arch", "sm_80,sm_90", "--type",
+                                           "i32",         "--semiring",        "maxmin", "--json"};
+    std::vector<std::string> selected;
+    std::set<tropical::KernelVariant> variants;
+    for (const auto& kernel : tropical::kernel_registry())
+        if (kernel.dtype == tropical::DType::I32 &&
+            (!kernel.semiring || kernel.semiring == tropical::Semiring::MaxMin)) {
+            selected.emplace_back(kernel.name);
+            variants.insert(kernel.variant);
+        }
+    ASSERT_GE(variants.size(), 8u) << "the selection should reach most variants";
+    const auto n = static_cast<long long>(selected.size());
     const ToolRun cold = warmup(args);
     ASSERT_EQ(cold.code, 0) << describe(cold);
     const Json doc = cold.json();
-    const auto n = static_cast<long long>(tropical::kernel_registry().size());
     EXPECT_EQ(doc["compiled"].integer(), 2 * n);
     EXPECT_EQ(doc["failed"].integer(), 0);
     for (const auto& g : doc["compile_seconds_by_group"].items)
         std::printf("%s %-12s %2lld kernels, NVRTC seconds summed: %.2f\n", g["arch"].text.c_str(),
                     g["group"].text.c_str(), g["kernels"].integer(), g["seconds"].number);
     std::printf("cold warm-up of %lld kernels x 2 architectures: %.1f s\n", n, cold.seconds);
-    expect_cache_holds(dir.path(), all_kernel_names(), {80, 90});
+    expect_cache_holds(dir.path(), selected, {80, 90});
     expect_listing_matches_disk(dir.path());
 
     const ToolRun warm = warmup(args);
@@ -146,7 +159,6 @@ TEST(Warmup, FullRunOfEveryKernelForSm80AndSm90ThenAWarmRun) {
     EXPECT_EQ(warm.json()["compiled"].integer(), 0);
     EXPECT_EQ(warm.json()["cached"].integer(), 2 * n);
     std::printf("warm run: %.3f s\n", warm.seconds);
-    EXPECT_LT(warm.seconds, 1.0);
 
     const ToolRun verify = warmup({"--cache-dir", dir.path().string(), "--verify", "--json"});
     EXPECT_EQ(verify.code, 0) << describe(verify);
