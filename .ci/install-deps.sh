@@ -10,7 +10,9 @@ packages=(cmake ninja-build g++ libfmt-dev libxxhash-dev libgtest-dev libgmock-d
           # clang-format: the code's style, checked by .ci/check-format.sh
           clang-format
           # clang with libFuzzer and its sanitizer runtimes, for the fuzz build (.ci/fuzz.sh)
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev
+          # ccache: CI's builds share the objects they have in common (.ci/run)
+          ccache)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

@@ -22,10 +22,13 @@ fi
 python3 -m venv "$venv"
 py="$venv/bin/python"
 "$py" -m pip install -q --no-cache-dir --upgrade pip
-if ! timeout 1800 "$py" -m pip install -q --no-cache-dir ./ pytest numpy opt_einsum cotengra; then
+# The package is built in build-python/ (git-ignored) rather than a temporary folder, so that under
+# .ci/run's ccache its objects are the README build's (the same sources, flags and relative paths).
+if ! timeout 1800 "$py" -m pip install -q --no-cache-dir --config-settings=build-dir=build-python ./ pytest numpy \
+        opt_einsum cotengra; then
     echo "python/ci.sh: installing the package with PyTorch failed; installing it without PyTorch" \
          "(the tests that need PyTorch skip)" >&2
-    "$py" -m pip install -q --no-cache-dir --no-deps ./
+    "$py" -m pip install -q --no-cache-dir --no-deps --config-settings=build-dir=build-python ./
     "$py" -m pip install -q --no-cache-dir pytest numpy opt_einsum
 fi
 "$venv/bin/pytest" -q -rs -p no:cacheprovider python/tests
