@@ -1,4 +1,5 @@
-// Every registry kernel compiles with the real NVRTC, which needs no GPU, so this runs on CI.
+// Every registry kernel compiles with the real NVRTC, which needs no GPU, so this runs on CI, and
+// what ptxas made of it agrees with its catalogue row (launch bounds, registers, shared memory).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,18 +8,54 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include <tropical/error.hpp>
 #include <tropical/kernels.hpp>
+#include "catalogue/catalogue.hpp"
 #include "catalogue/kernel_source.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/compiler.hpp"
+#include "support/cubin.hpp"
 
 using namespace tropical;
 using namespace tropical::detail;
+
+namespace {
+
+// What ptxas made of a kernel, held against its catalogue row: the block size of its launch bounds,
+// registers that let min_blocks blocks share a multiprocessor's 64 K, and static shared memory that
+// fits a block (48 KiB) and min_blocks of them a multiprocessor (sm_80: 164 KiB, sm_90: 228 KiB).
+// Empty where all agree, else why not.
+std::optional<std::string> resources_disagree(const KernelInfo& kernel, const std::vector<std::byte>& cubin, int arch) {
+    const auto r = tropical::testing::kernel_resources(cubin, kernel.name);
+    if (!r) return fmt::format("{}: the CUBIN is no ELF file", kernel.name);
+    const CatalogueRow& row = row_of(kernel);
+    const auto threads = static_cast<std::uint32_t>(row.threads);
+    const auto blocks = static_cast<std::uint64_t>(std::max(1, row.min_blocks));
+    if (!r->max_threads || *r->max_threads != threads)
+        return fmt::format("{}: launch bounds of {} threads in the CUBIN, {} in the catalogue", kernel.name,
+                           r->max_threads ? std::to_string(*r->max_threads) : "no", threads);
+    if (!r->registers || *r->registers == 0 || *r->registers > 255 ||
+        (r->max_registers && *r->registers > *r->max_registers))
+        return fmt::format("{}: {} registers (cap {})", kernel.name, r->registers.value_or(0),
+                           r->max_registers.value_or(0));
+    if (std::uint64_t{*r->registers} * threads * blocks > 65536)
+        return fmt::format("{}: {} registers x {} threads x {} blocks exceed a multiprocessor's 65536", kernel.name,
+                           *r->registers, threads, blocks);
+    const std::uint64_t shared_per_sm = arch >= 90 ? 228 * 1024 : 164 * 1024;
+    if (r->static_shared_bytes > 48 * 1024 || r->static_shared_bytes * blocks > shared_per_sm)
+        return fmt::format("{}: {} bytes of static shared memory for {} blocks a multiprocessor", kernel.name,
+                           r->static_shared_bytes, blocks);
+    return std::nullopt;
+}
+
+}  // namespace
 
 class KernelCompile : public ::testing::TestWithParam<int> {};
 
@@ -41,6 +78,7 @@ TEST_P(KernelCompile, EveryRegistryKernelGivesCubinAndPtx) {
                 std::lock_guard lock(mutex);
                 seconds_per_group[std::string(to_string(kernel.group))] += s;
                 if (out.cubin.empty()) failures.push_back(fmt::format("{}: empty CUBIN", kernel.name));
+                else if (auto why = resources_disagree(kernel, out.cubin, arch)) failures.push_back(*why);
                 if (out.ptx.find(std::string(kernel.name)) == std::string::npos)
                     failures.push_back(fmt::format("{}: PTX lacks the entry point", kernel.name));
             } catch (const CompileError& e) {
