@@ -10,13 +10,10 @@
 namespace tropical::detail {
 namespace {
 
-constexpr std::optional<Semiring> kMaxPlus = Semiring::MaxPlus;
-constexpr std::optional<Semiring> kMinPlus = Semiring::MinPlus;
-constexpr std::optional<Semiring> kMaxMul = Semiring::MaxMul;
-constexpr std::optional<Semiring> kMaxMin = Semiring::MaxMin;
-constexpr std::optional<Semiring> kMinMax = Semiring::MinMax;
-constexpr std::optional<Semiring> kCounting = Semiring::Counting;
-constexpr std::optional<Semiring> kOrAnd = Semiring::OrAnd;
+// A row's semiring word as its value: kMaxPlus, ... (one per row of the semiring table), and kAny.
+#define TROPICAL_ROW_SEMIRING(c_suffix, name, ...) constexpr std::optional<Semiring> k##name = Semiring::name;
+TROPICAL_SEMIRING_LIST(TROPICAL_ROW_SEMIRING)
+#undef TROPICAL_ROW_SEMIRING
 constexpr std::optional<Semiring> kAny = std::nullopt;
 
 constexpr CatalogueRow kRows[] = {

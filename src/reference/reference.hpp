@@ -201,13 +201,9 @@ void gemm_argmax(Semiring s, HostView<const T> a, HostView<const T> b, HostView<
     }
 }
 
-// Whether a semiring's gradient reads A (for the gradient of B, or of A) and B.
-inline bool backward_reads_a(Semiring s, bool of_a) { return gradient_reads_a(s, of_a); }
-inline bool backward_reads_b(Semiring s, bool of_a) { return gradient_reads_b(s, of_a); }
-
 // The gradient of A (of_a: grad is M x K) or of B (grad is K x N): grad += the route of grad_c
 // (M x N) through argmax. a (M x K) and b (K x N) are read where the semiring needs them
-// (backward_reads_a/b: MaxMul the other operand, MaxMin and MinMax both) and may be empty elsewhere.
+// (gradient_reads_a/b: MaxMul the other operand, MaxMin and MinMax both) and may be empty elsewhere.
 template <class T>
 void backward(Semiring s, bool of_a, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> a,
               HostView<const T> b, HostView<T> grad) {
@@ -215,8 +211,8 @@ void backward(Semiring s, bool of_a, HostView<const T> grad_c, HostView<const st
     detail::require(argmax.rows == m && argmax.cols == n, "reference: argmax must be M x N");
     detail::require(of_a ? grad.rows == m : grad.cols == n,
                     of_a ? "reference: grad_A must be M x K" : "reference: grad_B must be K x N");
-    if (backward_reads_a(s, of_a)) detail::require(a.rows == m && a.cols == k_count, "reference: A must be M x K");
-    if (backward_reads_b(s, of_a)) detail::require(b.rows == k_count && b.cols == n, "reference: B must be K x N");
+    if (gradient_reads_a(s, of_a)) detail::require(a.rows == m && a.cols == k_count, "reference: A must be M x K");
+    if (gradient_reads_b(s, of_a)) detail::require(b.rows == k_count && b.cols == n, "reference: B must be K x N");
     for (std::int64_t i = 0; i < m; ++i) {
         for (std::int64_t j = 0; j < n; ++j) {
             const std::int64_t k = argmax(i, j);
