@@ -20,6 +20,7 @@
 #include "loader/kernel_binaries.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/processes.hpp"
+#include "support/sanitizers.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
 
@@ -62,7 +63,7 @@ void fill(const fs::path& folder) {
 
 }  // namespace
 
-// 200 writers, each SIGKILLed at a random moment while it publishes entries in a loop (fresh keys
+// 200 writers (50 under ASan, where each process starts several times slower), each SIGKILLed at a random moment while it publishes entries in a loop (fresh keys
 // every round, payloads up to 128 KiB so that kills land inside writes). After each kill a new
 // process reads every entry through the library: a final-named file is always complete, a lookup
 // never hands out a partial binary, and temp files are never taken for entries.
@@ -73,7 +74,8 @@ TEST(CacheFaults, WritersKilledAtRandomNeverLeaveAPartialEntryForLaterProcesses)
     std::uniform_int_distribution<int> delay_us(0, 60000);  // start-up takes some of it
     int killed = 0, finished = 0;
     std::size_t max_temp_files = 0;
-    for (int i = 0; i < 200; ++i) {
+    const int writers = under_address_sanitizer ? 50 : 200;
+    for (int i = 0; i < writers; ++i) {
         const pid_t writer = spawn({CACHE_WRITER, "write", root.string(), std::to_string(i)}, dir.path() / "writer");
         ASSERT_GT(writer, 0);
         std::this_thread::sleep_for(std::chrono::microseconds(delay_us(random)));
@@ -92,7 +94,8 @@ TEST(CacheFaults, WritersKilledAtRandomNeverLeaveAPartialEntryForLaterProcesses)
     }
     std::printf("%d writers killed, %d finished; at most %zu temp files left at once\n", killed, finished,
                 max_temp_files);
-    EXPECT_GT(killed, 150) << "most writers should die by the signal, not finish (" << finished << " finished)";
+    EXPECT_GT(killed, writers * 3 / 4) << "most writers should die by the signal, not finish (" << finished
+                                       << " finished)";
     // Temp files left behind prove that kills landed inside publishes (the case under test).
     EXPECT_GT(max_temp_files, 0u);
 }

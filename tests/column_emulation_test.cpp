@@ -40,7 +40,7 @@ Geometries row_major_a(int combination, int salt) { return layout_combination(co
 
 template <class C>
 class ColumnEmulation : public ::testing::Test {};
-TYPED_TEST_SUITE(ColumnEmulation, EmulatedCases, CaseName);
+TYPED_TEST_SUITE(ColumnEmulation, AsanSizedCases, CaseName);
 
 TEST(ColumnEmulationRows, EveryColumnRowHasTheEmulatedTile) {
     emulated::expect_rows<ColumnKernels>(40);  // plain and argmax, every type and semiring

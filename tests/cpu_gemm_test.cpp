@@ -16,7 +16,7 @@ namespace {
 
 template <class C>
 class CpuGemm : public ::testing::Test {};
-TYPED_TEST_SUITE(CpuGemm, AllCases, CaseName);
+TYPED_TEST_SUITE(CpuGemm, AsanSizedCases, CaseName);
 
 // Every edge shape in every layout combination (A, B, C and argmax each row- or column-major, with
 // padded leading dimensions), on the best target of this CPU.

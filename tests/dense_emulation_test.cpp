@@ -71,7 +71,7 @@ Geometries dense(std::int64_t count, std::int64_t gap, int salt) {
 
 template <class C>
 class DenseEmulation : public ::testing::Test {};
-TYPED_TEST_SUITE(DenseEmulation, EmulatedCases, CaseName);
+TYPED_TEST_SUITE(DenseEmulation, AsanSizedCases, CaseName);
 
 TEST(DenseEmulationRows, EveryDenseAndWideRowHasTheEmulatedTile) {
     emulated::expect_rows<DenseKernels>(40);  // plain and argmax, every type and semiring

@@ -39,7 +39,7 @@ Geometries row_major_b(int combination, int salt) { return layout_combination(co
 
 template <class C>
 class VectorEmulation : public ::testing::Test {};
-TYPED_TEST_SUITE(VectorEmulation, EmulatedCases, CaseName);
+TYPED_TEST_SUITE(VectorEmulation, AsanSizedCases, CaseName);
 
 TEST(VectorEmulationRows, EveryVectorRowHasTheEmulatedTile) {
     emulated::expect_rows<VectorKernels>(40);  // plain and argmax, every type and semiring
