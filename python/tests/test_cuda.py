@@ -102,14 +102,14 @@ def test_no_copies_for_strided_inputs(monkeypatch):
     a = torch.randn(64, 48, device="cuda")
     b = torch.randn(48, 32, device="cuda")
     calls = []
-    real = _impl._gpu_matrix
+    real = _impl.describe_matrix
 
     def spy(t, batched):
         desc, used = real(t, batched)
         calls.append(used.data_ptr() == t.data_ptr())
         return desc, used
 
-    monkeypatch.setattr(_impl, "_gpu_matrix", spy)
+    monkeypatch.setattr(_impl, "describe_matrix", spy)
     T.gemm(a.t().contiguous().t(), b.t().contiguous().t())
     T.gemm(torch.randn(64, 100, device="cuda")[:, 10:58], b)
     T.bgemm(a.expand(3, 64, 48), b.unsqueeze(0))
@@ -306,7 +306,7 @@ def test_ops_pass_the_current_stream_and_the_device_hint(monkeypatch):
 
 def test_a_wrong_device_hint_is_a_clear_error(monkeypatch):
     # A hint naming a device that does not exist (the count + 1 is TROPICAL_DEVICE_HINT(count)).
-    from tropical_gemm import _impl, _native
+    from tropical_gemm import _abi, _native
 
     count = torch.cuda.device_count()
     a, b = torch.ones(8, 4, device="cuda"), torch.ones(4, 8, device="cuda")
@@ -319,8 +319,8 @@ def test_a_wrong_device_hint_is_a_clear_error(monkeypatch):
     assert isinstance(err, tg.NoDeviceError) and err.status == tg.NoDeviceError.status
     assert f"CUDA device {count} does not exist: this machine has {count}" in str(err)
     # Through an op, as if it had packed that hint: the op's name, then the library's message.
-    real = _impl._pack_options
-    monkeypatch.setattr(_impl, "_pack_options", lambda stream, accumulate, hint: real(stream, accumulate, count + 1))
+    real = _abi.pack_options
+    monkeypatch.setattr(_abi, "pack_options", lambda stream, accumulate, hint: real(stream, accumulate, count + 1))
     with pytest.raises(tg.NoDeviceError, match=f"tropical.gemm: CUDA device {count} does not exist"):
         T.gemm(a, b)
 

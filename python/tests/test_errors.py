@@ -88,12 +88,12 @@ def test_double_backward_is_refused():
 def test_unsupported_device_message():
     # No device other than CPU and CUDA is at hand on CI: call the catch-all implementation with a
     # stand-in tensor on an unsupported device.
-    from tropical_gemm import ops
+    from tropical_gemm import _registry
 
     class Fake:
         device = torch.device("meta")
 
-    impl = ops._dispatch("gemm", None, None)
+    impl = _registry.dispatch("gemm", None, None)
     with pytest.raises(tg.UnsupportedError, match="tensors on meta are not supported.*move them with .cuda\\(\\) or .cpu\\(\\)"):
         impl(Fake(), Fake(), "maxplus")
 

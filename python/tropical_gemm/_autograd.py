@@ -61,12 +61,12 @@ def _setup_backward(ctx, inputs, output):
 
 
 # --- registration -----------------------------------------------------------------------------
-# register_autograd's Autograd kernel is Python that, when no input requires grad, redispatches
-# below autograd: a second round trip through the dispatcher and Python (about half the host time
-# of a small product). _register_autograd keeps that kernel for everything it handles, and in front
-# of it sends the common case -- no gradient wanted, plain CPU or CUDA tensors, no mode, subclass,
-# functionalization or transform below autograd (the dispatch key set says so) -- straight to the
-# implementation the redispatch would reach.
+# torch.library.register_autograd's Autograd kernel is Python that, when no input requires grad,
+# redispatches below autograd: a second round trip through the dispatcher and Python (about half the
+# host time of a small product). register_autograd below keeps that kernel for everything it
+# handles, and in front of it sends the common case -- no gradient wanted, plain CPU or CUDA
+# tensors, no mode, subclass, functionalization or transform below autograd (the dispatch key set
+# says so) -- straight to the implementation the redispatch would reach.
 try:
     from torch._library.autograd import Info as _Info, make_autograd_impl as _make_autograd_impl
 
@@ -107,7 +107,10 @@ def _direct_impl(keyset, cpu, cuda):
     return None
 
 
-def _register_autograd(lib, name: str, backward, setup_context, tensors: int, impls) -> None:
+def register_autograd(lib, name: str, backward, setup_context, tensors: int, impls) -> None:
+    """Registers op `name`'s gradient formula (torch.library.register_autograd's backward and
+    setup_context) in `lib`, with the fast path to its (CPU, CUDA) `impls` where no gradient is
+    wanted; `tensors` is how many leading arguments are tensors (2 or 4)."""
     if _make_autograd_impl is None:
         torch.library.register_autograd(f"{NAMESPACE}::{name}", backward, setup_context=setup_context, lib=lib)
         return
@@ -146,6 +149,6 @@ def register(lib, impls: dict) -> None:
     products = (("gemm", _backward_recompute(_ops.gemm_argmax)), ("bgemm", _backward_recompute(_ops.bgemm_argmax)),
                 ("gemm_argmax", _backward_saved), ("bgemm_argmax", _backward_saved))
     for name, backward in products:
-        _register_autograd(lib, name, backward, _setup, 2, impls[name])
+        register_autograd(lib, name, backward, _setup, 2, impls[name])
     for name in ("gemm_backward_a", "gemm_backward_b"):
-        _register_autograd(lib, name, _no_double_backward, _setup_backward, 4, impls[name])
+        register_autograd(lib, name, _no_double_backward, _setup_backward, 4, impls[name])

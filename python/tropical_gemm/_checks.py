@@ -55,7 +55,7 @@ ONES = {
 }
 
 
-def _type_list(names) -> str:
+def type_list(names) -> str:
     """Element type names in words: "float32, float64, int32 and int64"."""
     names = list(names)
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
@@ -75,7 +75,7 @@ def semiring_code(semiring: str) -> int:
     return code
 
 
-def _dtype_code(t: Tensor, what: str) -> int:
+def dtype_code(t: Tensor, what: str) -> int:
     code = DTYPES.get(t.dtype)
     if code is None:
         hint = ".float()" if t.is_floating_point() or t.is_complex() else ".long()"
@@ -83,7 +83,7 @@ def _dtype_code(t: Tensor, what: str) -> int:
             hint = ".int()"
         raise UnsupportedError(
             f"{what} has dtype {t.dtype}; tropical_gemm supports "
-            f"{_type_list(n for n in ELEMENT_TYPES if n != BOOLEAN.name)} (and bool "
+            f"{type_list(n for n in ELEMENT_TYPES if n != BOOLEAN.name)} (and bool "
             f"or {BOOLEAN.name} for semiring '{_ORAND_NAME}'): convert it first, e.g. with {hint}"
         )
     return code
@@ -103,7 +103,7 @@ def check_semiring_dtype(op: str, s: int, t: Tensor) -> None:
         )
 
 
-def _check_devices(op: str, tensors: dict[str, Tensor]) -> None:
+def check_devices(op: str, tensors: dict[str, Tensor]) -> None:
     items = list(tensors.items())
     first_name, first = items[0]
     for name, t in items[1:]:
@@ -152,14 +152,14 @@ def _explain_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool
             f"tropical.{op} takes {dims}-D tensors, but a is {a.dim()}-D and b is {b.dim()}-D; use {other} "
             f"tensors, or tropical_gemm.matmul, which takes any of them"
         )
-    t = _dtype_code(a, "a")
+    t = dtype_code(a, "a")
     if b.dtype != a.dtype:
         raise InvalidArgumentError(
             f"tropical.{op}: a is {a.dtype} but b is {b.dtype}: both operands must have the same dtype; "
             f"convert one, e.g. b.to(a.dtype)"
         )
     check_semiring_dtype(op, s, a)
-    _check_devices(op, {"a": a, "b": b})
+    check_devices(op, {"a": a, "b": b})
     if a.shape[-1] != b.shape[-2]:
         raise InvalidArgumentError(
             f"tropical.{op}: a is {tuple(a.shape)} and b is {tuple(b.shape)}: a's columns (K = {a.shape[-1]}) "
@@ -184,7 +184,7 @@ def check_backward(op: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor
             f"tropical.{op}: grad_c, a and b must all be 2-D or all 3-D; they are {grad_c.dim()}-D, "
             f"{a.dim()}-D and {b.dim()}-D"
         )
-    t = _dtype_code(a, "a")
+    t = dtype_code(a, "a")
     if a.dtype not in FLOATS:
         raise UnsupportedError(
             f"tropical.{op}: gradients are defined for float32 and float64, not {a.dtype}; convert the "
@@ -198,7 +198,7 @@ def check_backward(op: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor
         raise InvalidArgumentError(
             f"tropical.{op}: argmax must be int32 (as gemm_argmax returns it), not {argmax.dtype}"
         )
-    _check_devices(op, {"grad_c": grad_c, "argmax": argmax, "a": a, "b": b})
+    check_devices(op, {"grad_c": grad_c, "argmax": argmax, "a": a, "b": b})
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if b.shape[-2] != k or grad_c.shape[-2] != m or grad_c.shape[-1] != n or argmax.shape != grad_c.shape:
         raise InvalidArgumentError(
@@ -258,7 +258,7 @@ def check_packed_product(op: str, a: Tensor, b: Tensor, k: int) -> tuple[int, in
             f"{b.dim()}-D"
         )
     batched = a.dim() == 3
-    _check_devices(op, {"a": a, "b": b})
+    check_devices(op, {"a": a, "b": b})
     if k < 0:
         raise InvalidArgumentError(f"tropical.{op}: k is {k}: the number of booleans packed along K is 0 or more")
     words = (k + 31) // 32
@@ -295,7 +295,7 @@ def check_backtrack(op: str, back: Tensor, last: Tensor) -> tuple[int, int, int]
             f"tropical.{op}: back must be 3-D, (T, B, S): the argmax tables of T steps, each B rows x S states; "
             f"it is {back.dim()}-D {tuple(back.shape)} (stack the steps' tables with torch.stack)"
         )
-    _check_devices(op, {"back": back, "last": last})
+    check_devices(op, {"back": back, "last": last})
     steps, rows, states = back.shape
     if last.dim() not in (1, 2) or last.shape[0] != rows or (last.dim() == 2 and last.shape[1] != 1):
         raise InvalidArgumentError(

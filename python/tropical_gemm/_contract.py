@@ -30,9 +30,9 @@ import threading
 import torch
 from torch import Tensor
 
-from . import _autograd, _native, _nvrtc, ops
-from ._checks import _check_devices, _dtype_code, semiring_code
-from ._impl import _host_options, _pack_options, _stream
+from . import _autograd, _native, _nvrtc, _registry, ops
+from ._abi import current_stream, host_options, pack_options
+from ._checks import check_devices, dtype_code, semiring_code
 from ._native import InvalidArgumentError, UnsupportedError
 
 _contract_c = _native.undeclared("tropical_contract")
@@ -110,7 +110,7 @@ def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bo
         if not _nvrtc.done:
             _nvrtc.ensure()
         index = a.device.index
-        options = _pack_options(_stream(index), 0, index + 1)  # accumulate off, the device hint
+        options = pack_options(current_stream(index), 0, index + 1)  # accumulate off, the device hint
         fn = _contract_argmax_c if with_argmax else _contract_c
         status = UnsupportedError.status
         if not (refused and refused[0]):
@@ -140,7 +140,7 @@ def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bo
                     m.copy_(mg.permute(back))
     else:
         fn = _host_contract_argmax_c if with_argmax else _host_contract_c
-        status = _call(fn, s, t, a, la, b, lb, c, lc, m, _host_options())
+        status = _call(fn, s, t, a, la, b, lb, c, lc, m, host_options())
     if status:
         raise _native.library_error(status, "tropical.contract: ")
     return (c, m) if with_argmax else c
@@ -152,8 +152,8 @@ def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bo
 def _check(op: str, a: Tensor, b: Tensor, la, lb, lc, semiring: str):
     """Validates the op's arguments; returns (semiring code, dtype code, C's shape)."""
     s = semiring_code(semiring)
-    _check_devices(op, {"a": a, "b": b})
-    t = _dtype_code(a, f"tropical.{op}: a")
+    check_devices(op, {"a": a, "b": b})
+    t = dtype_code(a, f"tropical.{op}: a")
     if b.dtype != a.dtype:
         raise InvalidArgumentError(f"tropical.{op}: a is {a.dtype} but b is {b.dtype}; convert one of them")
     sizes = {}
@@ -197,7 +197,7 @@ def _fake(op: str, with_argmax: bool):
 _SCHEMA = "(Tensor a, Tensor b, int[] la, int[] lb, int[] lc, str semiring='maxplus')"
 for _name, _with_argmax in (("contract", False), ("contract_argmax", True)):
     _impl_fn = _impl(_name, _with_argmax)
-    ops._define(_name, _SCHEMA + (" -> (Tensor, Tensor)" if _with_argmax else " -> Tensor"), _impl_fn, _impl_fn,
+    _registry.define(_name, _SCHEMA + (" -> (Tensor, Tensor)" if _with_argmax else " -> Tensor"), _impl_fn, _impl_fn,
                 _fake(_name, _with_argmax))
 
 contract = torch.ops.tropical.contract
@@ -263,6 +263,8 @@ def _backward_recompute(ctx, grad_c):
     return _gradients(ctx, grad_c, argmax, a, b)
 
 
-_autograd._register_autograd(ops._lib, "contract", _backward_recompute, _setup, 2, ops._IMPLS["contract"])
-_autograd._register_autograd(ops._lib, "contract_argmax", _backward_saved, _setup, 2, ops._IMPLS["contract_argmax"])
+_autograd.register_autograd(_registry.LIBRARY, "contract", _backward_recompute, _setup, 2,
+                            _registry.IMPLS["contract"])
+_autograd.register_autograd(_registry.LIBRARY, "contract_argmax", _backward_saved, _setup, 2,
+                            _registry.IMPLS["contract_argmax"])
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import _native, _nvrtc, ops
-from ._impl import _gpu_matrix, _pack_host_options, _pack_options, _stream
+from . import _native, _registry
+from ._abi import describe_matrix, device_options, host_options
 from ._native import InvalidArgumentError, UnsupportedError
-from .functional import _direct_ok
+from .functional import direct_ok
 
 __all__ = ["counting_matmul"]
 
@@ -99,18 +99,14 @@ def _run(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tensor)
     c_counts = torch.empty(shape, dtype=torch.float64, device=device)
     if c_values.numel() == 0:
         return c_values, c_counts
-    descriptors = [_gpu_matrix(t, batched) for t in (a_values, a_counts, b_values, b_counts, c_values, c_counts)]
+    descriptors = [describe_matrix(t, batched) for t in (a_values, a_counts, b_values, b_counts, c_values, c_counts)]
     packed = [d for d, _ in descriptors]
     keep = [t for _, t in descriptors]  # noqa: F841 (the tensors the descriptors point into)
     dtype = _VALUE_DTYPES[a_values.dtype]
     if device.type == "cuda":
-        if not _nvrtc.done:
-            _nvrtc.ensure()
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        status = _native.lib.tropical_counting_gemm(dtype, *packed, batch, _pack_options(_stream(index), 0, index + 1))
+        status = _native.lib.tropical_counting_gemm(dtype, *packed, batch, device_options(device))
     else:
-        status = _native.lib.tropical_host_counting_gemm(dtype, *packed, batch,
-                                                         _pack_host_options(0, torch.get_num_threads()))
+        status = _native.lib.tropical_host_counting_gemm(dtype, *packed, batch, host_options())
     if status != 0:
         raise _native.library_error(status, f"{WHERE}: ")
     del keep
@@ -122,8 +118,9 @@ def _fake(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tensor
     return a_values.new_empty(shape), a_values.new_empty(shape, dtype=torch.float64)
 
 
-ops._define("counting_gemm", "(Tensor a_values, Tensor a_counts, Tensor b_values, Tensor b_counts) -> (Tensor, Tensor)",
-            _run, _run, _fake)
+_registry.define("counting_gemm",
+                 "(Tensor a_values, Tensor a_counts, Tensor b_values, Tensor b_counts) -> (Tensor, Tensor)",
+                 _run, _run, _fake)
 counting_gemm = torch.ops.tropical.counting_gemm
 
 
@@ -144,6 +141,6 @@ def counting_matmul(a_values: Tensor, a_counts: Tensor | None, b_values: Tensor,
         return counts
 
     operands = (a_values, ones_if_none(a_counts, a_values), b_values, ones_if_none(b_counts, b_values))
-    if not all(isinstance(t, Tensor) for t in operands) or _direct_ok(a_values, b_values):
+    if not all(isinstance(t, Tensor) for t in operands) or direct_ok(a_values, b_values):
         return _run(*operands)  # its checks say what is wrong with a non-tensor
     return counting_gemm(*operands)

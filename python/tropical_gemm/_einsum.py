@@ -24,16 +24,16 @@ from torch import Tensor
 from typing import NamedTuple
 
 from . import _contract, _einsum_graphs, _einsum_plan
-from ._checks import DTYPES, ONES, _dtype_code, check_semiring_dtype, unsupported_device
+from ._checks import DTYPES, ONES, dtype_code, check_semiring_dtype, unsupported_device
 from ._native import COUNTING, SEMIRINGS, InvalidArgumentError
-from .functional import _direct_ok, semiring_name
+from .functional import direct_ok, semiring_name
 
 __all__ = ["einsum", "einsum_path", "clear_einsum_graphs"]
 
 clear_einsum_graphs = _einsum_graphs.clear
 
 
-def _plan_for(equation: str, shapes, optimize) -> _einsum_plan.Plan:
+def plan_for(equation: str, shapes, optimize) -> _einsum_plan.Plan:
     if isinstance(optimize, (list, tuple)):
         optimize = tuple(tuple(step) for step in optimize)  # hashable: plans are cached by path
     elif not isinstance(optimize, str):  # an optimizer object: planned afresh every time
@@ -41,7 +41,7 @@ def _plan_for(equation: str, shapes, optimize) -> _einsum_plan.Plan:
     return _einsum_plan.make_plan(equation, shapes, optimize)
 
 
-def _check_operands(operands) -> None:
+def check_operands(operands) -> None:
     if not operands:
         raise InvalidArgumentError("tropical_gemm.einsum needs at least one operand after the equation")
     first = None
@@ -52,7 +52,7 @@ def _check_operands(operands) -> None:
         if t.device.type not in ("cpu", "cuda"):
             raise unsupported_device("einsum", t)
         if t.dtype not in DTYPES:
-            _dtype_code(t, f"tropical_gemm.einsum: operand {n}")  # raises, with the conversion to use
+            dtype_code(t, f"tropical_gemm.einsum: operand {n}")  # raises, with the conversion to use
         if first is None:
             first = t
         elif t.dtype != first.dtype:
@@ -147,7 +147,7 @@ def _program_for(plan: _einsum_plan.Plan, shapes) -> _Program:
 
 
 def _plan_and_program(equation: str, shapes, optimize):
-    plan = _plan_for(equation, shapes, optimize)
+    plan = plan_for(equation, shapes, optimize)
     return plan, _program_for(plan, shapes)
 
 
@@ -162,7 +162,7 @@ _traced_plan_and_program._dynamo_marked_constant = True
 def _plain(operands) -> bool:
     """Whether the steps may call the C ABI directly: plain tensors, no gradient wanted, no tracing,
     no mode or transform that must see the ops (as tropical_gemm.matmul decides)."""
-    return all(type(t) is Tensor for t in operands) and _direct_ok(operands[0], operands[0])
+    return all(type(t) is Tensor for t in operands) and direct_ok(operands[0], operands[0])
 
 
 def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize="auto",
@@ -219,7 +219,7 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):  # einsum(eq, [a, b]) as torch takes it
         operands = tuple(operands[0])
     s = semiring_name(semiring)
-    _check_operands(operands)
+    check_operands(operands)
     # OrAnd takes booleans and nothing else does: checked here, since an einsum of one operand that
     # reduces nothing runs no product that would check it.
     check_semiring_dtype("einsum", SEMIRINGS[s], operands[0])
@@ -283,4 +283,4 @@ def einsum_path(equation: str, *shapes, optimize="auto"):
     letters by their position in A..Za..z, other characters by their code point, the dimensions
     of '...' from ``ELLIPSIS_BASE`` on; ``index_name`` in ``_einsum_plan`` names them)."""
     shapes = tuple(tuple(s.shape) if isinstance(s, Tensor) else tuple(s) for s in shapes)
-    return _plan_for(equation, shapes, optimize)
+    return plan_for(equation, shapes, optimize)

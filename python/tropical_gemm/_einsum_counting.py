@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from ._counting import counting_matmul
-from ._einsum import _check_operands, _plan_for
+from ._einsum import check_operands, plan_for
 from ._native import InvalidArgumentError, UnsupportedError
 
 
@@ -120,9 +120,9 @@ def _contract_pair(a, la: list, b, lb: list, step):
 
 def counting_einsum(equation: str, operands, optimize):
     values, counts = _counting_operands(operands)
-    _check_operands(values)
+    check_operands(values)
     shapes = tuple(tuple(t.shape) for t in values)
-    plan = _plan_for(equation, shapes, optimize)
+    plan = plan_for(equation, shapes, optimize)
     sizes = dict(plan.sizes)
     live = [_prepare_pair(v, c, labels, reduced, sizes)
             for v, c, labels, reduced in zip(values, counts, plan.inputs, plan.reduced)]

@@ -8,8 +8,8 @@ tensors and streams are the primary context's, so the library need not ask the d
 pointer and the stream. Outputs come from PyTorch's caching allocator; nothing synchronises.
 
 This path is measured (python/benchmarks/host_costs.py), so it keeps Python's work per call small:
-each descriptor and the options are one precompiled ``struct.pack`` each (the bytes go to C without
-a copy), and the C functions are called without ctypes argtypes (``_native.undeclared``), whose
+each descriptor and the options are one precompiled ``struct.pack`` each (``_abi``; the bytes go to
+C without a copy), and the C functions are called without ctypes argtypes (``_native.undeclared``), whose
 conversions cost more than the rest of the call. (Packing everything into one per-thread buffer
 with one ``pack_into``, or keeping the packed options per stream, measured no faster.)
 """
@@ -21,61 +21,10 @@ import ctypes
 import torch
 from torch import Tensor
 
-from . import _native, _nvrtc
-from ._checks import check_backtrack, check_backward, check_pack, check_packed_product, check_product_shapes
-from ._native import COL_MAJOR, HOST_OPTIONS, MATRIX, OPTIONS, PACK_A, PACK_B, ROW_MAJOR, SEMIRINGS
-
-_MAXMUL = SEMIRINGS["maxmul"]
-_ORAND = SEMIRINGS["orand"]
-_BOTTLENECK = (SEMIRINGS["maxmin"], SEMIRINGS["minmax"])
-
-
-def gradient_reads(s: int, which: str) -> tuple[bool, bool]:
-    """Whether the gradient of `which` ("a" or "b") in semiring s reads A, and B (as the library's
-    reference says: MaxMul the other operand, MaxMin and MinMax both, MaxPlus and MinPlus neither)."""
-    both = s in _BOTTLENECK
-    return both or (s == _MAXMUL and which == "b"), both or (s == _MAXMUL and which == "a")
-_pack_matrix = MATRIX.pack
-_pack_options = OPTIONS.pack
-_pack_host_options = HOST_OPTIONS.pack
-
-# --- descriptors ------------------------------------------------------------------------------
-
-
-def _gpu_matrix(t: Tensor, batched: bool) -> tuple[bytes, Tensor]:
-    """A packed tropical_matrix for t (2-D, or 3-D with the batch first; on the GPU or, for the host
-    functions, on the CPU: the descriptors are the same), without a copy where the
-    strides allow: inner stride 1 -> row-major, ld = the outer stride; outer stride 1 ->
-    column-major; anything else -> .contiguous(). A batch of 1 gets batch stride 0 (it broadcasts).
-    Returns the descriptor and the tensor it points into (keep it alive until the launch is queued)."""
-    shape, strides = t.shape, t.stride()
-    rows, cols = shape[-2], shape[-1]
-    rs, cs = strides[-2], strides[-1]
-    if rows == 0 or cols == 0:
-        layout, ld = ROW_MAJOR, max(cols, 1)
-    elif (cs == 1 or cols == 1) and (rows == 1 or rs >= cols):
-        layout, ld = ROW_MAJOR, (rs if rows > 1 else cols)
-    elif (rs == 1 or rows == 1) and (cols == 1 or cs >= rows):
-        layout, ld = COL_MAJOR, (cs if cols > 1 else rows)
-    else:
-        t = t.contiguous()
-        layout, ld = ROW_MAJOR, cols
-        strides = t.stride()
-    batch_stride = (strides[0] if shape[0] > 1 else 0) if batched else 0
-    return _pack_matrix(t.data_ptr(), rows, cols, ld, layout, batch_stride), t
-
-
-# --- streams ----------------------------------------------------------------------------------
-
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-
-
-def _stream(index: int) -> int:
-    """PyTorch's current stream on CUDA device `index`, as a raw handle."""
-    if _raw_stream is not None:
-        return _raw_stream(index)
-    return torch.cuda.current_stream(index).cuda_stream
-
+from . import _native
+from ._abi import describe_matrix, device_options, host_options, pack_matrix
+from ._checks import ORAND, check_backtrack, check_backward, check_pack, check_packed_product, check_product_shapes
+from ._native import GRADIENT_READS, PACK_A, PACK_B, ROW_MAJOR
 
 # --- implementations --------------------------------------------------------------------------
 
@@ -93,30 +42,15 @@ _int64 = ctypes.c_int64
 _ONE = _int64(1)  # the batch count of every 2-D call, made once
 
 
-def _host_options() -> bytes:
-    """tropical_host_options: overwrite, on as many threads as PyTorch's CPU ops use
-    (torch.set_num_threads)."""
-    return _pack_host_options(0, torch.get_num_threads())
-
-
-def _device_options(device) -> bytes:
-    """tropical_options for the CUDA tensors' device: PyTorch's current stream there, accumulate off and
-    the device hint (the first GPU call also names pip's NVRTC to the library: _nvrtc.ensure)."""
-    if not _nvrtc.done:
-        _nvrtc.ensure()
-    index = device.index
-    return _pack_options(_stream(index), 0, index + 1)
-
-
 def _launch(op: str, fn, head: tuple, c: Tensor, argmax, m: int, n: int, batch, options: bytes):
     """fn(*head, dc, batch, options), or with argmax fn(*head, dc, dm, batch, options), where dc and dm
     describe C and argmax (m x n, row-major, products m * n apart): the products' common tail. Raises
     the library's error; returns C, or (C, argmax)."""
-    dc = _pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
+    dc = pack_matrix(c.data_ptr(), m, n, n, ROW_MAJOR, m * n)
     if argmax is None:
         status = fn(*head, dc, batch, options)
     else:
-        status = fn(*head, dc, _pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n), batch, options)
+        status = fn(*head, dc, pack_matrix(argmax.data_ptr(), m, n, n, ROW_MAJOR, m * n), batch, options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     return c if argmax is None else (c, argmax)
@@ -124,7 +58,7 @@ def _launch(op: str, fn, head: tuple, c: Tensor, argmax, m: int, n: int, batch, 
 
 def _product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool, cuda: bool):
     s, t, sa, sb = check_product_shapes(op, a, b, semiring, batched)
-    if cuda and s == _ORAND and _prepack(sa, sb):
+    if cuda and s == ORAND and _prepack(sa, sb):
         return _prepacked_cuda(op, a, b, batched, with_argmax)
     device = a.device
     dtype = a.dtype
@@ -142,21 +76,21 @@ def _product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_a
         c = torch.empty(m, n, dtype=dtype, device=device)
         argmax = torch.empty(m, n, dtype=torch.int32, device=device) if with_argmax else None
     # The same descriptors on both devices: strided operands go as they are, others as a copy.
-    da, a_ = _gpu_matrix(a, batched)
-    db, b_ = _gpu_matrix(b, batched)
+    da, a_ = describe_matrix(a, batched)
+    db, b_ = describe_matrix(b, batched)
     batch = _ONE if count == 1 else _int64(count)
     if cuda:
         fn = _gemm_argmax_c if with_argmax else _gemm_c
-        return _launch(op, fn, (s, t, da, db), c, argmax, m, n, batch, _device_options(device))
+        return _launch(op, fn, (s, t, da, db), c, argmax, m, n, batch, device_options(device))
     fn = _host_gemm_argmax_c if with_argmax else _host_gemm_c
-    return _launch(op, fn, (s, t, da, db), c, argmax, m, n, batch, _host_options())
+    return _launch(op, fn, (s, t, da, db), c, argmax, m, n, batch, host_options())
 
 
-def _product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
+def product_cpu(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
     return _product(op, a, b, semiring, batched, with_argmax, False)
 
 
-def _product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
+def product_cuda(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool):
     return _product(op, a, b, semiring, batched, with_argmax, True)
 
 
@@ -172,18 +106,18 @@ def _backward(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b:
     # The kernels cannot sum a batch into one matrix (outputs may not overlap): a broadcast operand
     # gets the gradient of every product, summed afterwards.
     grad = torch.empty((count, rows, cols) if batched else (rows, cols), dtype=a.dtype, device=device)
-    dgc, grad_c_ = _gpu_matrix(grad_c, batched)
-    dam, argmax_ = _gpu_matrix(argmax, batched)
+    dgc, grad_c_ = describe_matrix(grad_c, batched)
+    dam, argmax_ = describe_matrix(argmax, batched)
     # The operands the semiring's gradient reads (MaxMul the other one, MaxMin and MinMax both); NULL
     # for one it does not read.
-    reads_a, reads_b = gradient_reads(s, which)
-    da, a_ = _gpu_matrix(a, batched) if reads_a else (None, None)
-    db, b_ = _gpu_matrix(b, batched) if reads_b else (None, None)
-    dg = _pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
+    reads_a, reads_b = GRADIENT_READS[s, which]
+    da, a_ = describe_matrix(a, batched) if reads_a else (None, None)
+    db, b_ = describe_matrix(b, batched) if reads_b else (None, None)
+    dg = pack_matrix(grad.data_ptr(), rows, cols, cols, ROW_MAJOR, rows * cols)
     if cuda:
-        fn, options = (_backward_a_c if which == "a" else _backward_b_c), _device_options(device)
+        fn, options = (_backward_a_c if which == "a" else _backward_b_c), device_options(device)
     else:
-        fn, options = (_host_backward_a_c if which == "a" else _host_backward_b_c), _host_options()
+        fn, options = (_host_backward_a_c if which == "a" else _host_backward_b_c), host_options()
     status = fn(s, t, dgc, dam, da, db, dg, _ONE if count == 1 else _int64(count), options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
@@ -192,11 +126,11 @@ def _backward(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b:
     return grad
 
 
-def _backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
+def backward_cpu(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
     return _backward(op, which, grad_c, argmax, a, b, semiring, False)
 
 
-def _backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
+def backward_cuda(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor, semiring: str) -> Tensor:
     return _backward(op, which, grad_c, argmax, a, b, semiring, True)
 
 
@@ -223,7 +157,7 @@ def _prepack(sa, sb) -> bool:
     return m >= _PREPACK_SIDE and n >= _PREPACK_SIDE and m * n * k >= _PREPACK_TERMS
 
 
-def _words_for(x: Tensor, d: int) -> Tensor:
+def words_for(x: Tensor, d: int) -> Tensor:
     """The (uninitialised) words pack_bits writes for x packed along dim d (-1 or -2): x's shape with
     that dimension in words of 32, each row padded to a multiple of 4 words (a view without it)."""
     shape = list(x.shape)
@@ -234,35 +168,35 @@ def _words_for(x: Tensor, d: int) -> Tensor:
 
 
 def _word_matrix(w: Tensor, batched: bool) -> bytes:
-    """The descriptor of a words tensor that _words_for made (row-major, rows padded), for writing."""
+    """The descriptor of a words tensor that words_for made (row-major, rows padded), for writing."""
     rows, cols = w.shape[-2], w.shape[-1]
     ld = w.stride(-2) if rows > 1 else max(cols, 1)
-    return _pack_matrix(w.data_ptr(), rows, cols, ld, ROW_MAJOR, w.stride(0) if batched else 0)
+    return pack_matrix(w.data_ptr(), rows, cols, ld, ROW_MAJOR, w.stride(0) if batched else 0)
 
 
 def _pack(op: str, x: Tensor, dim: int, cuda: bool) -> Tensor:
     d = check_pack(op, x, dim)
     batched = x.dim() == 3
-    words = _words_for(x, d)
+    words = words_for(x, d)
     if x.numel() == 0 or words.numel() == 0:
         return words
-    dx, x_ = _gpu_matrix(x, batched)
+    dx, x_ = describe_matrix(x, batched)
     dw = _word_matrix(words, batched)
     count = x.shape[0] if batched else 1
     as_ = PACK_A if d == -1 else PACK_B
-    fn, options = ((_native.lib.tropical_pack_bits, _device_options(x.device)) if cuda else
-                   (_native.lib.tropical_host_pack_bits, _host_options()))
+    fn, options = ((_native.lib.tropical_pack_bits, device_options(x.device)) if cuda else
+                   (_native.lib.tropical_host_pack_bits, host_options()))
     status = fn(dx, as_, dw, count, options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     return words
 
 
-def _pack_cpu(op: str, x: Tensor, dim: int) -> Tensor:
+def pack_cpu(op: str, x: Tensor, dim: int) -> Tensor:
     return _pack(op, x, dim, False)
 
 
-def _pack_cuda(op: str, x: Tensor, dim: int) -> Tensor:
+def pack_cuda(op: str, x: Tensor, dim: int) -> Tensor:
     return _pack(op, x, dim, True)
 
 
@@ -275,22 +209,22 @@ def _packed_product(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool, cu
     argmax = torch.empty(shape, dtype=torch.int32, device=device) if with_argmax else None
     if count == 0 or m == 0 or n == 0:
         return (c, argmax) if with_argmax else c
-    da, a_ = _gpu_matrix(a, batched)
-    db, b_ = _gpu_matrix(b, batched)
+    da, a_ = describe_matrix(a, batched)
+    db, b_ = describe_matrix(b, batched)
     batch = _ONE if count == 1 else _int64(count)
-    head = (_ORAND, da, db, _int64(k))
+    head = (ORAND, da, db, _int64(k))
     if cuda:
         fn = _gemm_packed_argmax_c if with_argmax else _gemm_packed_c
-        return _launch(op, fn, head, c, argmax, m, n, batch, _device_options(device))
+        return _launch(op, fn, head, c, argmax, m, n, batch, device_options(device))
     fn = _host_gemm_packed_argmax_c if with_argmax else _host_gemm_packed_c
-    return _launch(op, fn, head, c, argmax, m, n, batch, _host_options())
+    return _launch(op, fn, head, c, argmax, m, n, batch, host_options())
 
 
-def _packed_product_cpu(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):
+def packed_product_cpu(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):
     return _packed_product(op, a, b, k, with_argmax, False)
 
 
-def _packed_product_cuda(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):
+def packed_product_cuda(op: str, a: Tensor, b: Tensor, k: int, with_argmax: bool):
     return _packed_product(op, a, b, k, with_argmax, True)
 
 
@@ -307,25 +241,25 @@ def _prepacked_cuda(op: str, a: Tensor, b: Tensor, batched: bool, with_argmax: b
 
 def _backtrack(op: str, back: Tensor, last: Tensor, cuda: bool) -> Tensor:
     """The paths (B x (T + 1), int32) that the library walks back through back's T tables (B x S each,
-    any layout _gpu_matrix describes, T apart) from last's B final states."""
+    any layout describe_matrix describes, T apart) from last's B final states."""
     steps, rows, _ = check_backtrack(op, back, last)
     path = torch.empty(rows, steps + 1, dtype=torch.int32, device=back.device)
     if rows == 0:  # no paths to walk: no call, and no CUDA stream to ask for
         return path
-    db, back_ = _gpu_matrix(back, True)
-    dl, last_ = _gpu_matrix(last.reshape(rows, 1), False)
-    dp = _pack_matrix(path.data_ptr(), rows, steps + 1, steps + 1, ROW_MAJOR, 0)
-    fn, options = ((_native.lib.tropical_backtrack, _device_options(back.device)) if cuda else
-                   (_native.lib.tropical_host_backtrack, _host_options()))
+    db, back_ = describe_matrix(back, True)
+    dl, last_ = describe_matrix(last.reshape(rows, 1), False)
+    dp = pack_matrix(path.data_ptr(), rows, steps + 1, steps + 1, ROW_MAJOR, 0)
+    fn, options = ((_native.lib.tropical_backtrack, device_options(back.device)) if cuda else
+                   (_native.lib.tropical_host_backtrack, host_options()))
     status = fn(db, steps, dl, dp, options)
     if status:
         raise _native.library_error(status, f"tropical.{op}: ")
     return path
 
 
-def _backtrack_cpu(op: str, back: Tensor, last: Tensor) -> Tensor:
+def backtrack_cpu(op: str, back: Tensor, last: Tensor) -> Tensor:
     return _backtrack(op, back, last, False)
 
 
-def _backtrack_cuda(op: str, back: Tensor, last: Tensor) -> Tensor:
+def backtrack_cuda(op: str, back: Tensor, last: Tensor) -> Tensor:
     return _backtrack(op, back, last, True)

@@ -246,6 +246,7 @@ class SemiringFacts(NamedTuple):
     prefers_larger: bool  # (+) keeps the larger value (max, or); else the smaller (min)
     pairs: bool  # (value, count) pairs: the counting semiring
     dtypes: tuple  # the names of the element types it takes (counting: its values')
+    gradient: int  # tropical_gradient: where a gradient goes through the term an argmax names
 
 
 def _rows(read) -> list:
@@ -278,7 +279,8 @@ def _semiring_row(value: int):
         return None
     dtypes = tuple(n for n, t in ELEMENT_TYPES.items() if f.dtypes >> t.value & 1)
     return SemiringFacts(value, f.name.decode(), f.plus_word.decode(), f.times_word.decode(), f.times_symbol.decode(),
-                         f.zero, f.one, f.gradient != 0, f.selects == 1, f.prefers > 0, f.pairs == 1, dtypes)
+                         f.zero, f.one, f.gradient != 0, f.selects == 1, f.prefers > 0, f.pairs == 1, dtypes,
+                         f.gradient)
 
 
 SEMIRING_FACTS = {s.name: s for s in _rows(_semiring_row)}  # every semiring by name ("maxplus")
@@ -289,6 +291,17 @@ GRADIENT_SEMIRINGS = frozenset(n for n, s in SEMIRING_FACTS.items() if s.has_gra
 # (counting_matmul, einsum(semiring="counting")), so the scalar ops' names leave it out.
 COUNTING = next(n for n, s in SEMIRING_FACTS.items() if s.pairs)
 SEMIRINGS = {n: v for n, v in ALL_SEMIRINGS.items() if n != COUNTING}
+
+# tropical_gradient (tropical/semiring_table.h): none, as is (reads neither operand), the product rule
+# (reads the other operand), to the smaller or the larger operand (reads both).
+GRADIENT_NONE, GRADIENT_AS_IS, GRADIENT_PRODUCT, GRADIENT_TO_MIN, GRADIENT_TO_MAX = range(5)
+# (semiring code, "a" or "b") -> whether the gradient of that operand reads A, and B (types.hpp's
+# gradient_reads_a/b); NULL may go for an operand it does not read.
+GRADIENT_READS = {
+    (s.value, which): (both or (s.gradient == GRADIENT_PRODUCT and which == "b"),
+                       both or (s.gradient == GRADIENT_PRODUCT and which == "a"))
+    for s in SEMIRING_FACTS.values() for both in [s.gradient in (GRADIENT_TO_MIN, GRADIENT_TO_MAX)] for which in "ab"
+}
 
 
 def identity_bits(semiring: str, dtype: str, which: str = "one") -> int:

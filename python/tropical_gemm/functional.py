@@ -94,7 +94,7 @@ def semiring_name(semiring: str) -> str:
     return name
 
 
-def _direct_ok(a: Tensor, b: Tensor) -> bool:
+def direct_ok(a: Tensor, b: Tensor) -> bool:
     """Whether matmul may call the implementation without the dispatcher: plain tensors, no
     autograd wanted (checked by the caller), no tracing, no mode or transform that must see the op.
     Saves the dispatcher's round trips through Python (about half the host time of a small product)."""
@@ -112,9 +112,9 @@ def _product(name: str, a: Tensor, b: Tensor, s: str, batched: bool, with_argmax
     if direct:
         # is_cuda / is_cpu: cheaper than a.device.type, which builds a device and a string.
         if a.is_cuda:
-            return _impl._product_cuda(name, a, b, s, batched, with_argmax)
+            return _impl.product_cuda(name, a, b, s, batched, with_argmax)
         if a.is_cpu:
-            return _impl._product_cpu(name, a, b, s, batched, with_argmax)
+            return _impl.product_cpu(name, a, b, s, batched, with_argmax)
     return getattr(ops, name)(a, b, s)
 
 
@@ -147,7 +147,7 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bo
         )
     grad = _grad_enabled() and (a.requires_grad or b.requires_grad)
     argmax_wanted = return_argmax or grad
-    direct = _FAST and not grad and _direct_ok(a, b)
+    direct = _FAST and not grad and direct_ok(a, b)
 
     if a_dim == 2 and b_dim == 2:
         if argmax_wanted:

@@ -40,7 +40,8 @@ tensors) and, for the products, an autograd formula through the backward ops. ``
 ``bgemm`` recompute the argmax in their backward; ``tropical_gemm.matmul`` calls the ``_argmax``
 ops when gradients are needed so that nothing is computed twice.
 The parts live in their own modules: the argument checks (``_checks``), the CPU and CUDA
-implementations (``_impl``) and the autograd formulas (``_autograd``); this one registers them.
+implementations (``_impl``, through the C ABI's plumbing in ``_abi``), the autograd formulas
+(``_autograd``) and the library of ops with its ``define`` (``_registry``); this one registers them.
 """
 
 from __future__ import annotations
@@ -49,60 +50,12 @@ import torch
 from torch import Tensor
 
 from . import _autograd
-from ._checks import NAMESPACE, check_backward, check_product, unsupported_device
+from ._checks import check_backward, check_product
 from ._checks import semiring_code  # noqa: F401 (tropical_gemm.functional uses ops.semiring_code)
 from ._checks import check_backtrack, check_pack, check_packed_product
-from ._impl import (_backtrack_cpu, _backtrack_cuda, _backward_cpu, _backward_cuda, _pack_cpu, _pack_cuda,
-                    _packed_product_cpu, _packed_product_cuda, _product_cpu, _product_cuda, _words_for)
-
-
-def _dispatch(op: str, cpu, cuda):
-    """The catch-all implementation: any device other than CPU and CUDA gets an error that says what to do."""
-
-    def impl(*args):
-        t = args[0]
-        if t.device.type == "cpu":
-            return cpu(*args)
-        if t.device.type == "cuda":
-            return cuda(*args)
-        raise unsupported_device(op, t)
-
-    return impl
-
-
-# --- registration -----------------------------------------------------------------------------
-
-_lib = torch.library.Library(NAMESPACE, "DEF")
-_IMPLS: dict = {}  # op name -> (CPU implementation, CUDA implementation)
-
-# register_fake looks up its caller's source line and module with `inspect` for its messages: about
-# a quarter of a millisecond per op, a third of the import. It then fills the op's fake-impl holder,
-# which also registers the Meta kernel; _register_fake fills that holder directly where this
-# PyTorch's holder takes the library (2.5 and later), and calls register_fake elsewhere.
-try:
-    from torch._library.simple_registry import singleton as _fake_holders
-except ImportError:
-    _fake_holders = None
-
-
-def _register_fake(name: str, fake) -> None:
-    qualname = f"{NAMESPACE}::{name}"
-    if _fake_holders is not None:
-        try:
-            _fake_holders.find(qualname).fake_impl.register(fake, f"tropical_gemm.ops, op {name}", lib=_lib)
-            return
-        except TypeError:  # a holder of another shape
-            pass
-    torch.library.register_fake(qualname, fake, lib=_lib)
-
-
-def _define(name: str, schema: str, cpu, cuda, fake):
-    _IMPLS[name] = (cpu, cuda)
-    _lib.define(f"{name}{schema}")
-    _lib.impl(name, _dispatch(name, cpu, cuda), "CompositeExplicitAutograd")
-    _lib.impl(name, cpu, "CPU")
-    _lib.impl(name, cuda, "CUDA")
-    _register_fake(name, fake)
+from ._impl import (backtrack_cpu, backtrack_cuda, backward_cpu, backward_cuda, pack_cpu, pack_cuda,
+                    packed_product_cpu, packed_product_cuda, product_cpu, product_cuda, words_for)
+from ._registry import IMPLS, LIBRARY, define
 
 
 _PRODUCT = "(Tensor a, Tensor b, str semiring='maxplus')"
@@ -125,20 +78,20 @@ def _product_fake(op: str, batched: bool, with_argmax: bool):
 
 def _product_impls(op: str, batched: bool, with_argmax: bool):
     def cpu(a, b, semiring="maxplus"):
-        return _product_cpu(op, a, b, semiring, batched, with_argmax)
+        return product_cpu(op, a, b, semiring, batched, with_argmax)
 
     def cuda(a, b, semiring="maxplus"):
-        return _product_cuda(op, a, b, semiring, batched, with_argmax)
+        return product_cuda(op, a, b, semiring, batched, with_argmax)
 
     return cpu, cuda
 
 
 def _backward_impls(op: str, which: str):
     def cpu(grad_c, argmax, a, b, semiring="maxplus"):
-        return _backward_cpu(op, which, grad_c, argmax, a, b, semiring)
+        return backward_cpu(op, which, grad_c, argmax, a, b, semiring)
 
     def cuda(grad_c, argmax, a, b, semiring="maxplus"):
-        return _backward_cuda(op, which, grad_c, argmax, a, b, semiring)
+        return backward_cuda(op, which, grad_c, argmax, a, b, semiring)
 
     def fake(grad_c, argmax, a, b, semiring="maxplus"):
         check_backward(op, grad_c, argmax, a, b, semiring)
@@ -155,27 +108,27 @@ for _name, _batched, _with_argmax in (
     ("bgemm_argmax", True, True),
 ):
     _out = " -> (Tensor, Tensor)" if _with_argmax else " -> Tensor"
-    _define(_name, _PRODUCT + _out, *_product_impls(_name, _batched, _with_argmax),
-            _product_fake(_name, _batched, _with_argmax))
+    define(_name, _PRODUCT + _out, *_product_impls(_name, _batched, _with_argmax),
+           _product_fake(_name, _batched, _with_argmax))
 
 for _name, _which in (("gemm_backward_a", "a"), ("gemm_backward_b", "b")):
-    _define(_name, _BACKWARD, *_backward_impls(_name, _which))
+    define(_name, _BACKWARD, *_backward_impls(_name, _which))
 
 
 def _pack_fake(x: Tensor, dim: int = -1) -> Tensor:
-    return _words_for(x, check_pack("pack_bits", x, dim))  # the real one's shape and padded strides
+    return words_for(x, check_pack("pack_bits", x, dim))  # the real one's shape and padded strides
 
 
-_define("pack_bits", "(Tensor x, int dim=-1) -> Tensor", lambda x, dim=-1: _pack_cpu("pack_bits", x, dim),
-        lambda x, dim=-1: _pack_cuda("pack_bits", x, dim), _pack_fake)
+define("pack_bits", "(Tensor x, int dim=-1) -> Tensor", lambda x, dim=-1: pack_cpu("pack_bits", x, dim),
+       lambda x, dim=-1: pack_cuda("pack_bits", x, dim), _pack_fake)
 
 
 def _packed_impls(op: str, with_argmax: bool):
     def cpu(a, b, k):
-        return _packed_product_cpu(op, a, b, k, with_argmax)
+        return packed_product_cpu(op, a, b, k, with_argmax)
 
     def cuda(a, b, k):
-        return _packed_product_cuda(op, a, b, k, with_argmax)
+        return packed_product_cuda(op, a, b, k, with_argmax)
 
     def fake(a, b, k):
         count, m, n, _ = check_packed_product(op, a, b, k)
@@ -188,7 +141,7 @@ def _packed_impls(op: str, with_argmax: bool):
 
 for _name, _with_argmax in (("gemm_packed", False), ("gemm_packed_argmax", True)):
     _out = " -> (Tensor, Tensor)" if _with_argmax else " -> Tensor"
-    _define(_name, "(Tensor a, Tensor b, int k)" + _out, *_packed_impls(_name, _with_argmax))
+    define(_name, "(Tensor a, Tensor b, int k)" + _out, *_packed_impls(_name, _with_argmax))
 
 
 def _backtrack_fake(back: Tensor, last: Tensor) -> Tensor:
@@ -196,10 +149,10 @@ def _backtrack_fake(back: Tensor, last: Tensor) -> Tensor:
     return back.new_empty((rows, steps + 1))  # int32, as back
 
 
-_define("backtrack", "(Tensor back, Tensor last) -> Tensor", lambda back, last: _backtrack_cpu("backtrack", back, last),
-        lambda back, last: _backtrack_cuda("backtrack", back, last), _backtrack_fake)
+define("backtrack", "(Tensor back, Tensor last) -> Tensor", lambda back, last: backtrack_cpu("backtrack", back, last),
+       lambda back, last: backtrack_cuda("backtrack", back, last), _backtrack_fake)
 
-_autograd.register(_lib, _IMPLS)
+_autograd.register(LIBRARY, IMPLS)
 
 gemm = torch.ops.tropical.gemm
 gemm_argmax = torch.ops.tropical.gemm_argmax

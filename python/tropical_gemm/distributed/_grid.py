@@ -20,8 +20,7 @@ import torch
 import torch.distributed as dist
 
 from .. import ops
-from .._impl import gradient_reads
-from .._native import SEMIRINGS, InvalidArgumentError
+from .._native import GRADIENT_READS, SEMIRINGS, InvalidArgumentError
 from ..functional import matmul as local_matmul
 from ._group import WHERE
 from ._keys import combine_in_order, plus_is_max
@@ -225,8 +224,8 @@ class GridProduct(torch.autograd.Function):
         grad_a, grad_b = torch.zeros_like(a), torch.zeros_like(b)
         grad_c = grad_c.contiguous()
         code = SEMIRINGS[semiring]
-        fetch_a = gradient_reads(code, "a")[0] or gradient_reads(code, "b")[0]
-        fetch_b = gradient_reads(code, "a")[1] or gradient_reads(code, "b")[1]
+        fetch_a = GRADIENT_READS[code, "a"][0] or GRADIENT_READS[code, "b"][0]
+        fetch_b = GRADIENT_READS[code, "a"][1] or GRADIENT_READS[code, "b"][1]
         for segment, a_panel, b_panel in _panels(a.detach(), b.detach(), grid, fetch_a, fetch_b):
             start, stop, qa, pb, a_first, b_first = segment
             here = torch.where((k >= start) & (k < stop), k - start, torch.full_like(k, -1))

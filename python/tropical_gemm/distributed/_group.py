@@ -15,8 +15,8 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from .._checks import DTYPES
-from .._native import SEMIRINGS, InvalidArgumentError, UnsupportedError
+from .._checks import DTYPES, type_list
+from .._native import BOOLEAN, ELEMENT_TYPES, SEMIRINGS, InvalidArgumentError, UnsupportedError
 
 SPLITS = ("k", "m", "grid")  # the order gives each split its code in the exchanged metadata
 WHERE = "tropical_gemm.distributed"
@@ -138,8 +138,8 @@ def exchange(group, device: torch.device, what: str, split: str, semiring: str, 
         raise InvalidArgumentError(f"{WHERE}.{what}: unknown semiring {semiring!r}: use one of {sorted(SEMIRINGS)}")
     if first[2] == -1:
         raise UnsupportedError(
-            f"{WHERE}.{what}: operands of dtype {a.dtype}; tropical_gemm supports float32, float64, int32 and "
-            f"int64: convert them first"
+            f"{WHERE}.{what}: operands of dtype {a.dtype}; tropical_gemm supports "
+            f"{type_list(n for n in ELEMENT_TYPES if n != BOOLEAN.name)}: convert them first"
         )
     if first[2] == -2:
         raise InvalidArgumentError(
@@ -159,7 +159,7 @@ def _describe(field: int, value: int) -> str:
         names = {v: k for k, v in SEMIRINGS.items()}
         return repr(names.get(value, "an unknown semiring"))
     if field == 2:
-        names = {v: str(k).replace("torch.", "") for k, v in DTYPES.items()}
+        names = {t.value: t.name for t in ELEMENT_TYPES.values()}
         return names.get(value, "an unsupported dtype")
     if field == 3:
         return "return_argmax=True" if value else "return_argmax=False"

@@ -10,7 +10,8 @@ import torch.distributed as dist
 from torch import Tensor
 
 from .. import ops
-from .._native import SEMIRING_ALIASES, InvalidArgumentError
+from .._checks import ORAND
+from .._native import SEMIRING_ALIASES, SEMIRINGS, InvalidArgumentError, UnsupportedError
 from ..functional import matmul as local_matmul
 from . import _grid
 from ._group import SPLITS, WHERE, collective_device, exchange, gather_all, grid_shape, require_group, shard_range
@@ -122,9 +123,9 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, split: str | None
     """
     group = require_group(group, "matmul")
     s = canonical_semiring(semiring)
-    if s == "orand":  # before any collective: every rank refuses alike
+    if SEMIRINGS.get(s) == ORAND:  # before any collective: every rank refuses alike
         raise UnsupportedError(
-            f"{WHERE}.matmul: semiring 'orand' is not distributed yet; run tropical_gemm.matmul on each rank's "
+            f"{WHERE}.matmul: semiring {s!r} is not distributed yet; run tropical_gemm.matmul on each rank's "
             f"shards and combine the boolean results with all_reduce(MAX)"
         )
     if split is None:
