@@ -60,7 +60,7 @@ template <class T>
 void check_every_case(tropical_dtype dtype) {
     std::mt19937 rng(7);
     for (Semiring s : all_semirings) {
-        if (is_counting(s)) continue;  // pairs, not scalar tensors: refused (tests/counting_test.cpp)
+        if (is_counting(s)) continue;  // pairs, not scalar tensors: tests/counting_contract_test.cpp
         if (!supports(s, dtype_of<T>())) continue;
         for (const Case& k : cases()) {
             const auto a = random_values<T>(k.a.span, s, rng), b = random_values<T>(k.b.span, s, rng);
@@ -137,7 +137,7 @@ template <class T>
 void check_every_argmax_case(tropical_dtype dtype) {
     std::mt19937 rng(17);
     for (Semiring s : all_semirings) {
-        if (is_counting(s)) continue;  // pairs, not scalar tensors: refused (tests/counting_test.cpp)
+        if (is_counting(s)) continue;  // pairs, not scalar tensors: tests/counting_contract_test.cpp
         if (!supports(s, dtype_of<T>())) continue;
         for (const ArgmaxCase& k : argmax_cases()) {
             const auto a = random_values<T>(k.a.span, s, rng), b = random_values<T>(k.b.span, s, rng);

@@ -22,8 +22,9 @@ typedef enum tropical_status { TROPICAL_STATUS_LIST(TROPICAL_STATUS_ENUMERATOR) 
 /* tropical_semiring (TROPICAL_MAXPLUS, ...) and tropical_dtype (TROPICAL_F32, ...) are made from the
  * semiring and element-type tables (tropical/semiring_table.h), and tropical_semiring_facts and
  * tropical_dtype_facts below read their rows. TROPICAL_COUNTING's (value, count) pairs go to
- * tropical_counting_gemm (the other products refuse it); TROPICAL_ORAND takes TROPICAL_U8 (booleans in
- * bytes: nonzero is true, results 0 or 1) or packed words (tropical_gemm_packed). */
+ * tropical_counting_gemm and tropical_counting_contract (the others refuse it); TROPICAL_ORAND takes
+ * TROPICAL_U8 (booleans in bytes: nonzero is true, results 0 or 1) or packed words
+ * (tropical_gemm_packed). */
 typedef enum tropical_layout { TROPICAL_ROW_MAJOR = 0, TROPICAL_COL_MAJOR = 1 } tropical_layout;
 
 /* A matrix (or a batch of them) in device memory (host memory for tropical_host_*); sizes, leading
@@ -234,6 +235,19 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_host_contract_argmax(tropical_semi
                                                                    const tropical_tensor* c,
                                                                    const tropical_tensor* argmax,
                                                                    const tropical_host_options* options);
+
+/* The contraction in the counting semiring: each tensor is its values (value_dtype: TROPICAL_F32 or
+ * TROPICAL_F64) and its counts (double), two descriptors of one rank, sizes and labels (any strides),
+ * as tropical_counting_gemm takes matrices. On the GPU (needing a buffer: TROPICAL_UNSUPPORTED) and
+ * the host, as tropical_contract and tropical_host_contract. */
+TROPICAL_GEMM_EXPORT tropical_status tropical_counting_contract(
+    tropical_dtype value_dtype, const tropical_tensor* a_values, const tropical_tensor* a_counts,
+    const tropical_tensor* b_values, const tropical_tensor* b_counts, const tropical_tensor* c_values,
+    const tropical_tensor* c_counts, const tropical_options* options);
+TROPICAL_GEMM_EXPORT tropical_status tropical_host_counting_contract(
+    tropical_dtype value_dtype, const tropical_tensor* a_values, const tropical_tensor* a_counts,
+    const tropical_tensor* b_values, const tropical_tensor* b_counts, const tropical_tensor* c_values,
+    const tropical_tensor* c_counts, const tropical_host_options* options);
 
 /* The SIMD instruction set the CPU kernels use on this machine, as Highway names it ("AVX2", "AVX3"
  * for AVX-512, "SSE4", "NEON"; "EMU128" or "SCALAR" for the portable fallback): a static string. */

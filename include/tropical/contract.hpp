@@ -19,9 +19,15 @@
 // beats the semiring's zero. That is what the gradient of a pairwise step needs. The argmax tensor
 // holds int32, has C's labels and sizes (any strides), and there may be no label that one input
 // alone holds (reduce it first: the argmax would not cover it).
+//
+// The counting forms (counting_contract) take the counting semiring's (value, count) pairs
+// (tropical/counting.hpp): each tensor is two views with the same labels and sizes, its values
+// (float or double) and its counts (double), each with strides of its own; the same grouping of
+// labels makes one batched counting product of them. No argmax (the counts are what it computes).
 #include <cstdint>
 #include <initializer_list>
 
+#include <tropical/counting.hpp>
 #include <tropical/export.hpp>
 #include <tropical/gemm.hpp>
 #include <tropical/host.hpp>
@@ -91,6 +97,16 @@ TROPICAL_GEMM_EXPORT void contract(Semiring semiring, DType dtype, const TensorR
 TROPICAL_GEMM_EXPORT void host_contract(Semiring semiring, DType dtype, const TensorRef& a, const TensorRef& b,
                                         const TensorRef& c, const TensorRef* argmax, const host::Options& options);
 
+// A counting tensor, type-erased: its values (of the dtype given beside it) and its counts (double).
+struct CountingTensorRef {
+    TensorRef values, counts;
+};
+
+TROPICAL_GEMM_EXPORT void counting_contract(DType dtype, const CountingTensorRef& a, const CountingTensorRef& b,
+                                            const CountingTensorRef& c, const GemmOptions& options);
+TROPICAL_GEMM_EXPORT void host_counting_contract(DType dtype, const CountingTensorRef& a, const CountingTensorRef& b,
+                                                 const CountingTensorRef& c, const host::Options& options);
+
 }  // namespace detail
 
 // C = the contraction of A and B over the labels C lacks, on the GPU (device memory, asynchronous on
@@ -116,6 +132,19 @@ void contract_with_argmax(const TensorView<const T>& a, const TensorView<const T
                      &indices, options);
 }
 
+// C = the contraction of A and B in the counting semiring (see the top of this file), on the GPU:
+// values and counts of each tensor with the same labels and sizes.
+template <CountingValue T>
+void counting_contract(const TensorView<const T>& a_values, const TensorView<const double>& a_counts,
+                       const TensorView<const T>& b_values, const TensorView<const double>& b_counts,
+                       const TensorView<T>& c_values, const TensorView<double>& c_counts,
+                       const GemmOptions& options = {}) {
+    using detail::tensor_ref;
+    detail::counting_contract(dtype_of<T>(), {tensor_ref(a_values), tensor_ref(a_counts)},
+                              {tensor_ref(b_values), tensor_ref(b_counts)},
+                              {tensor_ref(c_values), tensor_ref(c_counts)}, options);
+}
+
 namespace host {
 
 // The same in host memory, on the CPU; synchronous. Copies operands whose strides admit no
@@ -138,6 +167,17 @@ void contract_with_argmax(const TensorView<const T>& a, const TensorView<const T
     tropical::detail::host_contract(S::value, dtype_of<T>(), tropical::detail::tensor_ref(a),
                                     tropical::detail::tensor_ref(b), tropical::detail::tensor_ref(c), &indices,
                                     options);
+}
+
+// The counting contraction in host memory, on the CPU; copies and reduces as contract does.
+template <CountingValue T>
+void counting_contract(const TensorView<const T>& a_values, const TensorView<const double>& a_counts,
+                       const TensorView<const T>& b_values, const TensorView<const double>& b_counts,
+                       const TensorView<T>& c_values, const TensorView<double>& c_counts, const Options& options = {}) {
+    using tropical::detail::tensor_ref;
+    tropical::detail::host_counting_contract(dtype_of<T>(), {tensor_ref(a_values), tensor_ref(a_counts)},
+                                             {tensor_ref(b_values), tensor_ref(b_counts)},
+                                             {tensor_ref(c_values), tensor_ref(c_counts)}, options);
 }
 
 }  // namespace host

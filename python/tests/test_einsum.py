@@ -1,7 +1,7 @@
 """tropical_gemm.einsum against a brute-force loop over every index assignment (einsum_reference):
 random equations of 1-5 operands with batch indices, diagonals, '...' and broadcasting, in every
 semiring and dtype, on the CPU and (marked gpu) CUDA; gradients against the loop's argmax; the
-planners; views instead of copies; torch.compile."""
+planners; views instead of copies; torch.compile. The ops behind each step: test_contract_op.py."""
 
 from __future__ import annotations
 
@@ -250,55 +250,6 @@ def test_cuda_graph_refuses_what_it_cannot_replay(device):
         return
     with pytest.raises(InvalidArgumentError, match="without autograd"):
         tg.einsum("ij,jk->ik", a.requires_grad_(), b, cuda_graph=True)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("against_memory", [False, True])
-def test_contract_op_and_its_argmax(device, against_memory):
-    # torch.ops.tropical.contract_argmax: the argmax is the flat index over the contracted labels in
-    # the order la lists them (here (k, l), though b lists l first). Against memory: a holds l
-    # outside k, so no view merges (k, l); the host copies, the CUDA op copies and calls again.
-    g = torch.Generator().manual_seed(1)
-    if against_memory:
-        a = torch.randn(3, 2, 4, dtype=torch.float64, generator=g).permute(0, 2, 1)  # i k l, l outside k
-    else:
-        a = torch.randn(3, 4, 2, dtype=torch.float64, generator=g)  # i k l
-    b = torch.randn(2, 5, 4, dtype=torch.float64, generator=g)  # l j k
-    c, m = _contract.contract_argmax(a.to(device), b.to(device), [0, 1, 2], [2, 3, 1], [3, 0], "maxplus")
-    terms = a.permute(1, 2, 0)[:, :, None, :] + b.permute(2, 0, 1)[:, :, :, None]  # k l j i
-    want = terms.reshape(8, 5, 3)
-    assert c.device.type == device and c.is_contiguous() and m.is_contiguous()
-    torch.testing.assert_close(c.cpu(), want.amax(0))
-    assert m.dtype == torch.int32 and torch.equal(m.cpu().long(), want.argmax(0))
-    torch.testing.assert_close(_contract.contract(a.to(device), b.to(device), [0, 1, 2], [2, 3, 1], [3, 0]), c)
-    with pytest.raises(tg.InvalidArgumentError, match="reduce them first"):
-        _contract.contract(a, b, [0, 1, 2], [2, 3, 9], [3, 0], "maxplus")
-    with pytest.raises(tg.InvalidArgumentError, match="take the diagonal first"):
-        _contract.contract(a, b, [0, 1, 1], [2, 3, 1], [3, 0], "maxplus")
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_contract_op_gradients_against_the_argmax(device):
-    # The gradient of a step routes grad_C to the attaining term: a one-hot per output element.
-    g = torch.Generator().manual_seed(2)
-    a = torch.randn(2, 3, 4, dtype=torch.float64, generator=g).to(device).requires_grad_()  # b i k
-    b = torch.randn(4, 2, 5, dtype=torch.float64, generator=g).to(device).requires_grad_()  # k b j
-    c = _contract.contract(a, b, [0, 1, 2], [2, 0, 3], [3, 0, 1], "maxplus")  # j b i
-    c.sum().backward()
-    terms = a.detach().cpu()[:, :, :, None] + b.detach().cpu().permute(1, 0, 2)[:, None, :, :]  # b i k j
-    best = terms.argmax(2)  # b i j
-    torch.testing.assert_close(c.detach().cpu(), terms.amax(2).permute(2, 0, 1))  # C's batch between j and i
-    want_a = torch.zeros(2, 3, 4, dtype=torch.float64)
-    want_a.scatter_add_(2, best, torch.ones_like(best, dtype=torch.float64))
-    torch.testing.assert_close(a.grad.cpu(), want_a)
-    assert b.grad.sum().item() == c.numel()
-
-
-def test_contract_op_passes_opcheck():
-    a = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)  # b i k
-    b = torch.randn(2, 4, 5, dtype=torch.float64, requires_grad=True)  # b k j
-    for op in (_contract.contract, _contract.contract_argmax):
-        torch.library.opcheck(op, (a, b, [0, 1, 2], [0, 2, 3], [0, 1, 3], "maxplus"))
 
 
 # --- gradients ------------------------------------------------------------------------------------

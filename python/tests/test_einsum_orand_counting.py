@@ -146,3 +146,67 @@ def test_counting_cases(device, equation, shapes):
     for dtype in ("float32", "float64"):  # -inf and NaN values where the result is no view (as above)
         pairs = ref.random_counting_pairs(rng, shapes, dtype, specials=not passes_through(equation, shapes))
         check_counting(equation, pairs, device, rng)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_counting_steps_are_one_call_of_the_c_abi_each(monkeypatch, device):
+    # A counting network runs the program the other semirings run: one tropical_host_counting_contract
+    # (CPU) or tropical_counting_contract (CUDA) call per pairwise step and per reduction, on the
+    # operands as they are, and no counting_matmul.
+    from tropical_gemm import _contract, _counting
+    from test_einsum import _Recorder
+
+    name = "_host_counting_contract_c" if device == "cpu" else "_counting_contract_c"
+    recorder = _Recorder(getattr(_contract, name))
+    monkeypatch.setattr(_contract, name, recorder)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("einsum called counting_matmul")
+
+    monkeypatch.setattr(_counting, "_run", refuse)
+    rng = np.random.default_rng(5)
+    equation, shapes = "abx,bc,cd,da->", [(2, 3, 2), (3, 4), (4, 5), (5, 2)]  # x: reduced first
+    pairs = ref.random_counting_pairs(rng, shapes, "float64")
+    path = [(0, 1), (0, 1), (0, 1)]
+    plan = tg.einsum_path(equation, *shapes, optimize=path)
+    values = torch.from_numpy(pairs[0][0]).to(device)
+    operands = [(values, torch.from_numpy(pairs[0][1]).to(device))]
+    operands += [(torch.from_numpy(v).to(device), torch.from_numpy(c).to(device)) for v, c in pairs[1:]]
+    got_v, got_c = tg.einsum(equation, *operands, semiring="counting", optimize=path)
+    want_v, want_c = ref.brute_counting_einsum(equation, pairs)
+    assert (got_v.item(), got_c.item()) == (float(want_v), float(want_c))
+    done = [call for call in recorder.calls if call[2] == 0]
+    assert len(done) == len(plan.steps) + 1  # the steps and the reduction of x
+    assert all(call[2] == tg.UnsupportedError.status for call in recorder.calls if call[2] != 0)
+    data, labels, _ = recorder.calls[0]
+    assert data == values.data_ptr() and labels == plan.inputs[0]  # a's values as given, no copy
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_counting_compiles_fullgraph(device):
+    # Traced, each step is the op torch.ops.tropical.counting_contract (its fake gives the shapes).
+    torch._dynamo.reset()
+
+    def count(a, b, b_counts, c):
+        return tg.einsum("ij,jk,k->i", a, (b, b_counts), c, semiring="counting")
+
+    a = torch.tensor([[0.0, 1.0], [1.0, 1.0]], device=device)
+    b = torch.tensor([[1.0, 0.0], [0.0, 0.0]], device=device)
+    c = torch.zeros(2, device=device)
+    b_counts = torch.full_like(b, 2.0, dtype=torch.float64)
+    want = count(a, b, b_counts, c)
+    got = torch.compile(count, fullgraph=True, backend="aot_eager")(a, b, b_counts, c)
+    assert [x.tolist() for x in got] == [x.tolist() for x in want] == [[1.0, 2.0], [6.0, 2.0]]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_counting_results_that_are_views_follow_the_rules(device):
+    # One operand, nothing reduced: no product runs, yet a value -inf has count 0 and a NaN value
+    # count NaN, as every product's result has (README, "Counting").
+    v = torch.tensor([[-np.inf, 1.0], [np.nan, 2.0]], device=device)
+    c = torch.full((2, 2), 5.0, dtype=torch.float64, device=device)
+    values, counts = tg.einsum("ij->ji", (v, c), semiring="counting")
+    assert values.cpu()[0, 0].item() == -np.inf and counts.cpu()[0, 0].item() == 0.0  # (i, j) = (0, 0)
+    assert np.isnan(counts.cpu()[0, 1].item()) and counts.cpu()[1].tolist() == [5.0, 5.0]  # (1, 0) is NaN
+    values, counts = tg.einsum("ii->i", (v, c), semiring="counting")
+    assert counts.cpu().tolist() == [0.0, 5.0]

@@ -105,7 +105,8 @@ def test_import_registers_every_op_and_defers_the_rest(python, subprocess_env):
         deferred = ("tropical_gemm._einsum", "tropical_gemm.cache", "tropical_gemm.nn", "tropical_gemm.reference")
         print("loaded:", [m for m in deferred if m in sys.modules])
         ops = ("gemm", "gemm_argmax", "bgemm", "bgemm_argmax", "gemm_backward_a", "gemm_backward_b", "pack_bits",
-               "gemm_packed", "gemm_packed_argmax", "backtrack", "contract", "contract_argmax", "counting_gemm")
+               "gemm_packed", "gemm_packed_argmax", "backtrack", "contract", "contract_argmax", "counting_gemm",
+               "counting_contract")
         print("missing ops:", [o for o in ops if not torch._C._dispatch_has_kernel_for_dispatch_key(
             f"tropical::{o}", "Meta")])
         print("every name:", all(getattr(tg, n) is not None for n in tg.__all__))

@@ -8,15 +8,19 @@ diagonals first). A label of a (or b) alone must be in lc (reduce it first). C i
 order. ``contract_argmax`` also returns the int32 argmax of each element of C: the flat index over
 the contracted labels in the order la lists them (tropical/contract.hpp), -1 where no term beats
 the zero; the gradients follow it through the library's batched backward ops.
+``counting_contract(a_values, a_counts, b_values, b_counts, la, lb, lc)`` is the same in the
+counting semiring (``tropical_counting_contract`` / ``tropical_host_counting_contract``): each
+operand a (values, counts) pair of one shape, values float32 or float64, counts float64; it returns
+C's ``(values, counts)``. Not differentiable (as ``counting_gemm``).
 
 Where the GPU contraction refuses (strides that admit no batched-matrix view), the CUDA
-implementation copies a and b into (batch, left, contracted) and (batch, contracted, right) order
+implementation copies a and b (each part of a pair) into (batch, left, contracted) and (batch, contracted, right) order
 with torch and calls it again (into a (batch, left, right) C, permuted back, where lc's order puts
 the batch inside C's matrices): a copy from PyTorch's caching allocator, where the library itself
 allocates nothing (which keeps it capturable in CUDA graphs with no workspace to size). The host
 path copies in buffers of its own.
 
-The descriptors (4 ``tropical_tensor`` and their sizes, strides and labels) are packed with one
+The descriptors (4 ``tropical_tensor``, 6 for counting, and their sizes, strides and labels) are packed with one
 ``struct.pack_into`` into a buffer of the calling thread (the C call releases the GIL, so threads
 may not share one), and the C functions are called without ctypes argtypes (_native.undeclared).
 """
@@ -30,8 +34,8 @@ import threading
 import torch
 from torch import Tensor
 
-from . import _autograd, _native, _nvrtc, _registry, ops
-from ._abi import current_stream, host_options, pack_options
+from . import _autograd, _native, _registry, ops
+from ._abi import device_options, host_options
 from ._checks import check_devices, dtype_code, semiring_code
 from ._native import InvalidArgumentError, UnsupportedError
 
@@ -39,10 +43,12 @@ _contract_c = _native.undeclared("tropical_contract")
 _contract_argmax_c = _native.undeclared("tropical_contract_argmax")
 _host_contract_c = _native.undeclared("tropical_host_contract")
 _host_contract_argmax_c = _native.undeclared("tropical_host_contract_argmax")
+_counting_contract_c = _native.undeclared("tropical_counting_contract")
+_host_counting_contract_c = _native.undeclared("tropical_host_counting_contract")
 
 _DESCRIPTOR = struct.Struct("=Qi4xQQQ")  # tropical_tensor {data; int32 rank; sizes; strides; labels}
 _MAX_RANK = 32  # tropical::max_tensor_rank
-_BUFFER_BYTES = 4 * _DESCRIPTOR.size + 4 * _MAX_RANK * 20
+_BUFFER_BYTES = 6 * _DESCRIPTOR.size + 6 * _MAX_RANK * 20
 assert _DESCRIPTOR.size == 40
 
 
@@ -53,7 +59,7 @@ class _Scratch(threading.local):
         self.buffer = ctypes.create_string_buffer(_BUFFER_BYTES)
         base = ctypes.addressof(self.buffer)
         self.base = base
-        self.descriptors = tuple(ctypes.c_void_p(base + n * _DESCRIPTOR.size) for n in range(4))
+        self.descriptors = tuple(ctypes.c_void_p(base + n * _DESCRIPTOR.size) for n in range(6))
         self.layouts: dict = {}
 
     def layout(self, ranks: tuple[int, ...]):
@@ -94,9 +100,47 @@ def _call(fn, s: int, t: int, a: Tensor, la, b: Tensor, lb, c: Tensor, lc, m, op
     return fn(s, t, d[0], d[1], d[2], d[3], options)
 
 
+def _call_counting(fn, t: int, a, la, b, lb, c, lc, options) -> int:
+    """The same for the counting contraction: a, b and c are (values, counts) pairs."""
+    sc = _scratch
+    (av, ac), (bv, bc), (cv, cc) = a, b, c
+    st, (k0, k1, k2, k3, k4, k5) = sc.layout((len(la), len(la), len(lb), len(lb), len(lc), len(lc)))
+    st.pack_into(sc.buffer, 0, av.data_ptr(), *k0, ac.data_ptr(), *k1, bv.data_ptr(), *k2, bc.data_ptr(), *k3,
+                 cv.data_ptr(), *k4, cc.data_ptr(), *k5,
+                 *av.shape, *av.stride(), *la, *ac.shape, *ac.stride(), *la, *bv.shape, *bv.stride(), *lb,
+                 *bc.shape, *bc.stride(), *lb, *cv.shape, *cv.stride(), *lc, *cc.shape, *cc.stride(), *lc)
+    d = sc.descriptors
+    return fn(t, d[0], d[1], d[2], d[3], d[4], d[5], options)
+
+
 def _grouped_copy(t: Tensor, labels, order) -> Tensor:
     """t's dimensions in the label order `order`, dense: a view for every merge the library makes."""
     return t.permute([labels.index(l) for l in order]).contiguous()
+
+
+def _copied_call(call, a: list, la, b: list, lb, outputs: list, lc, shape) -> int:
+    """After the GPU refused the strides: every part of a and b (a tensor, or a pair's values and
+    counts) copied into (batch, left, contracted) and (batch, contracted, right) order, then
+    call(a, la, b, lb, outputs, lc) once. Where lc's order puts C's batch between its rows or
+    columns (no output view: batches may not interleave), the product writes (batch, left, right)
+    buffers and torch permutes them back into `outputs`."""
+    batch = [l for l in lc if l in la and l in lb]
+    contracted = [l for l in la if l in lb and l not in lc]
+    left = [l for l in lc if l in la and l not in lb]
+    right = [l for l in lc if l in lb and l not in la]
+    ga, gb = batch + left + contracted, batch + contracted + right
+    a, b = [_grouped_copy(x, la, ga) for x in a], [_grouped_copy(x, lb, gb) for x in b]
+    grouped = tuple(batch + left + right)
+    if grouped == tuple(lc):
+        return call(a, ga, b, gb, outputs, lc)
+    size = dict(zip(lc, shape))
+    dims = [size[l] for l in grouped]
+    staged = [torch.empty(dims, dtype=x.dtype, device=x.device) for x in outputs]
+    status = call(a, ga, b, gb, staged, grouped)
+    back = [grouped.index(l) for l in lc]
+    for x, g in zip(outputs, staged):
+        x.copy_(g.permute(back))
+    return status
 
 
 def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bool, refused: list | None = None):
@@ -107,10 +151,7 @@ def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bo
     c = torch.empty(shape, dtype=a.dtype, device=a.device)
     m = torch.empty(shape, dtype=torch.int32, device=a.device) if with_argmax else None
     if a.is_cuda:
-        if not _nvrtc.done:
-            _nvrtc.ensure()
-        index = a.device.index
-        options = pack_options(current_stream(index), 0, index + 1)  # accumulate off, the device hint
+        options = device_options(a.device)
         fn = _contract_argmax_c if with_argmax else _contract_c
         status = UnsupportedError.status
         if not (refused and refused[0]):
@@ -118,26 +159,10 @@ def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bo
             if status == UnsupportedError.status and refused is not None:
                 refused[0] = True
         if status == UnsupportedError.status:  # strides with no batched view: copy into one
-            batch = [l for l in lc if l in la and l in lb]
-            contracted = [l for l in la if l in lb and l not in lc]
-            left = [l for l in lc if l in la and l not in lb]
-            right = [l for l in lc if l in lb and l not in la]
-            a, la = _grouped_copy(a, la, batch + left + contracted), batch + left + contracted
-            b, lb = _grouped_copy(b, lb, batch + contracted + right), batch + contracted + right
-            grouped = tuple(batch + left + right)
-            if grouped == lc:
-                status = _call(fn, s, t, a, la, b, lb, c, lc, m, options)
-            else:  # C's order puts its batch between its rows or columns: no output view (batches may
-                # not interleave), so the product writes (batch, left, right) and torch permutes it back
-                size = dict(zip(lc, shape))
-                dims = [size[l] for l in grouped]
-                cg = torch.empty(dims, dtype=c.dtype, device=c.device)
-                mg = torch.empty(dims, dtype=torch.int32, device=c.device) if with_argmax else None
-                status = _call(fn, s, t, a, la, b, lb, cg, grouped, mg, options)
-                back = [grouped.index(l) for l in lc]
-                c.copy_(cg.permute(back))
-                if with_argmax:
-                    m.copy_(mg.permute(back))
+            def call(a, la, b, lb, out, lc):
+                return _call(fn, s, t, a[0], la, b[0], lb, out[0], lc, out[1] if with_argmax else None, options)
+
+            status = _copied_call(call, [a], la, [b], lb, [c, m] if with_argmax else [c], lc, shape)
     else:
         fn = _host_contract_argmax_c if with_argmax else _host_contract_c
         status = _call(fn, s, t, a, la, b, lb, c, lc, m, host_options())
@@ -146,12 +171,41 @@ def run(a: Tensor, b: Tensor, la, lb, lc, shape, s: int, t: int, with_argmax: bo
     return (c, m) if with_argmax else c
 
 
+def run_counting(a, b, la, lb, lc, shape, t: int, refused: list | None = None) -> tuple[Tensor, Tensor]:
+    """The counting contraction of the pairs a = (values, counts) and b into a new dense (values,
+    counts) pair of `shape`, as run does (counts float64; no checks beyond the library's)."""
+    values = a[0]
+    c = (torch.empty(shape, dtype=values.dtype, device=values.device),
+         torch.empty(shape, dtype=torch.float64, device=values.device))
+    if values.is_cuda:
+        options = device_options(values.device)
+        status = UnsupportedError.status
+        if not (refused and refused[0]):
+            status = _call_counting(_counting_contract_c, t, a, la, b, lb, c, lc, options)
+            if status == UnsupportedError.status and refused is not None:
+                refused[0] = True
+        if status == UnsupportedError.status:
+            def call(a, la, b, lb, out, lc):
+                return _call_counting(_counting_contract_c, t, a, la, b, lb, out, lc, options)
+
+            status = _copied_call(call, list(a), la, list(b), lb, list(c), lc, shape)
+    else:
+        status = _call_counting(_host_counting_contract_c, t, a, la, b, lb, c, lc, host_options())
+    if status:
+        raise _native.library_error(status, "tropical.counting_contract: ")
+    return c
+
+
 # --- the ops ----------------------------------------------------------------------------------
 
 
 def _check(op: str, a: Tensor, b: Tensor, la, lb, lc, semiring: str):
     """Validates the op's arguments; returns (semiring code, dtype code, C's shape)."""
-    s = semiring_code(semiring)
+    return (semiring_code(semiring), *_check_tensors(op, a, b, la, lb, lc))
+
+
+def _check_tensors(op: str, a: Tensor, b: Tensor, la, lb, lc):
+    """Validates a, b and the labels; returns (dtype code, C's shape)."""
     check_devices(op, {"a": a, "b": b})
     t = dtype_code(a, f"tropical.{op}: a")
     if b.dtype != a.dtype:
@@ -174,7 +228,7 @@ def _check(op: str, a: Tensor, b: Tensor, la, lb, lc, semiring: str):
                                    f"reduce them first (tropical_gemm.einsum does)")
     if len(lc) > _MAX_RANK or len(la) > _MAX_RANK or len(lb) > _MAX_RANK:
         raise InvalidArgumentError(f"tropical.{op}: at most {_MAX_RANK} dimensions per tensor")
-    return s, t, [sizes[l] for l in lc]
+    return t, [sizes[l] for l in lc]
 
 
 def _impl(op: str, with_argmax: bool):
@@ -202,6 +256,41 @@ for _name, _with_argmax in (("contract", False), ("contract_argmax", True)):
 
 contract = torch.ops.tropical.contract
 contract_argmax = torch.ops.tropical.contract_argmax
+
+# Counting values' dtypes, as the library's table says.
+_COUNTING_DTYPES = tuple(getattr(torch, n) for n in _native.SEMIRING_FACTS[_native.COUNTING].dtypes)
+
+
+def _check_counting(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tensor, la, lb, lc):
+    """Validates counting_contract's arguments; returns (dtype code, C's shape)."""
+    op = "counting_contract"
+    for name, v, c in (("a", a_values, a_counts), ("b", b_values, b_counts)):
+        if c.shape != v.shape:
+            raise InvalidArgumentError(f"tropical.{op}: {name}_counts has shape {tuple(c.shape)} but {name}_values "
+                                       f"{tuple(v.shape)}: each value needs its count")
+        if c.device != v.device:
+            raise InvalidArgumentError(f"tropical.{op}: {name}_counts is on {c.device} but {name}_values on "
+                                       f"{v.device}: move them to one device")
+        if v.dtype not in _COUNTING_DTYPES:
+            raise UnsupportedError(f"tropical.{op}: {name}_values has dtype {v.dtype}; counting values are float32 "
+                                   f"or float64 (counts are float64): convert them, e.g. with .double()")
+    return _check_tensors(op, a_values, b_values, la, lb, lc)
+
+
+def _counting_impl(a_values, a_counts, b_values, b_counts, la, lb, lc):
+    t, shape = _check_counting(a_values, a_counts, b_values, b_counts, la, lb, lc)
+    a, b = (a_values, a_counts.to(torch.float64)), (b_values, b_counts.to(torch.float64))
+    return run_counting(a, b, tuple(la), tuple(lb), tuple(lc), shape, t)
+
+
+def _counting_fake(a_values, a_counts, b_values, b_counts, la, lb, lc):
+    _, shape = _check_counting(a_values, a_counts, b_values, b_counts, la, lb, lc)
+    return a_values.new_empty(shape), a_values.new_empty(shape, dtype=torch.float64)
+
+
+_registry.define("counting_contract", "(Tensor a_values, Tensor a_counts, Tensor b_values, Tensor b_counts, int[] la, "
+                 "int[] lb, int[] lc) -> (Tensor, Tensor)", _counting_impl, _counting_impl, _counting_fake)
+counting_contract = torch.ops.tropical.counting_contract
 
 # --- autograd ---------------------------------------------------------------------------------
 

@@ -13,6 +13,10 @@ Without gradients, on plain tensors outside ``torch.compile``, the steps call th
 otherwise through the ops ``torch.ops.tropical.contract`` and ``contract_argmax``, whose gradients
 (float32, float64) follow the argmax of each step through the library's backward ops, so that the
 gradient of a network's optimum with respect to each input marks one optimal assignment.
+
+In the counting semiring every tensor is a (values, counts) pair that the same program carries:
+each view taken of both, each step one counting contraction (``tropical_counting_contract`` /
+``tropical_host_counting_contract``, or the op ``torch.ops.tropical.counting_contract``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import NamedTuple
 
 from . import _contract, _einsum_graphs, _einsum_plan
 from ._checks import DTYPES, ONES, dtype_code, check_semiring_dtype, unsupported_device
-from ._native import COUNTING, SEMIRINGS, InvalidArgumentError
+from ._native import COUNTING, SEMIRINGS, InvalidArgumentError, UnsupportedError
 from .functional import direct_ok, semiring_name
 
 __all__ = ["einsum", "einsum_path", "clear_einsum_graphs"]
@@ -61,6 +65,44 @@ def check_operands(operands) -> None:
         elif t.device != first.device:
             raise InvalidArgumentError(f"tropical_gemm.einsum: operand 0 is on {first.device} but operand {n} is on "
                                        f"{t.device}: every operand must be on one device; move them with .to(device)")
+
+
+def _counting_pairs(operands) -> tuple[list[Tensor], list[Tensor]]:
+    """Each counting operand as (values, counts): a plain tensor counts 1 per entry; a (values,
+    counts) pair as given (counts converted to float64)."""
+    values, counts = [], []
+    for n, x in enumerate(operands):
+        if isinstance(x, (tuple, list)):
+            if len(x) != 2 or not all(isinstance(t, Tensor) for t in x):
+                raise InvalidArgumentError(
+                    f"tropical_gemm.einsum: operand {n} is a {type(x).__name__} of {len(x)} items; with "
+                    f"semiring='counting' an operand is a tensor of values or a (values, counts) pair of tensors")
+            v, c = x
+            if c.shape != v.shape:
+                raise InvalidArgumentError(
+                    f"tropical_gemm.einsum: operand {n}'s counts have shape {tuple(c.shape)} but its values "
+                    f"{tuple(v.shape)}: each value needs its count")
+            if c.device != v.device:
+                raise InvalidArgumentError(f"tropical_gemm.einsum: operand {n}'s counts are on {c.device} but its "
+                                           f"values on {v.device}: move them to one device")
+        elif isinstance(x, Tensor):
+            v, c = x, None
+        else:
+            raise InvalidArgumentError(f"tropical_gemm.einsum: operand {n} is a {type(x).__name__}, not a "
+                                       f"torch.Tensor or a (values, counts) pair")
+        if v.dtype not in _contract._COUNTING_DTYPES:
+            raise UnsupportedError(
+                f"tropical_gemm.einsum: operand {n} has dtype {v.dtype}; counting values are float32 or "
+                f"float64 (counts are float64): convert them, e.g. with .double()")
+        values.append(v)
+        counts.append(torch.ones(v.shape, dtype=torch.float64, device=v.device) if c is None
+                      else c.to(torch.float64))
+    return values, counts
+
+
+def _each(x, fn, *args):
+    """fn(x, *args) for a tensor; for a counting (values, counts) pair, the pair of fn of each."""
+    return (fn(x[0], *args), fn(x[1], *args)) if type(x) is tuple else fn(x, *args)
 
 
 class _Program(NamedTuple):
@@ -205,38 +247,49 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     steps runs many times faster). The graph keeps its inputs and intermediates on the GPU until it
     is evicted (the 8 most recently used are kept) or :func:`clear_einsum_graphs` is called.
     """
-    if semiring == COUNTING:
-        if isinstance(equation, Tensor):
-            raise InvalidArgumentError("tropical_gemm.einsum: semiring='counting' takes the equation form, "
-                                       "einsum('ij,jk->ik', a, b, semiring='counting')")
-        if len(operands) == 1 and isinstance(operands[0], list):  # einsum(eq, [a, b]) as torch takes it
-            operands = tuple(operands[0])
-        from ._einsum_counting import counting_einsum  # its own module: loaded by its users only
-
-        return counting_einsum(equation, operands, optimize)
+    counting = semiring == COUNTING
+    if counting and isinstance(equation, Tensor):
+        raise InvalidArgumentError("tropical_gemm.einsum: semiring='counting' takes the equation form, "
+                                   "einsum('ij,jk->ik', a, b, semiring='counting')")
     if isinstance(equation, Tensor):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
         equation, operands = _einsum_plan.sublist_equation((equation, *operands))
-    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):  # einsum(eq, [a, b]) as torch takes it
-        operands = tuple(operands[0])
-    s = semiring_name(semiring)
-    check_operands(operands)
-    # OrAnd takes booleans and nothing else does: checked here, since an einsum of one operand that
-    # reduces nothing runs no product that would check it.
-    check_semiring_dtype("einsum", SEMIRINGS[s], operands[0])
-    shapes = tuple(tuple(t.shape) for t in operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple) if not counting else list):
+        operands = tuple(operands[0])  # einsum(eq, [a, b]) as torch takes it
+    if counting:
+        values, counts = _counting_pairs(operands)
+        check_operands(values)
+        operands = tuple(zip(values, counts))
+        first = values[0]
+    else:
+        s = semiring_name(semiring)
+        check_operands(operands)
+        # OrAnd takes booleans and nothing else does: checked here, since an einsum of one operand that
+        # reduces nothing runs no product that would check it.
+        check_semiring_dtype("einsum", SEMIRINGS[s], operands[0])
+        first = operands[0]
+    tensors = values + counts if counting else operands
+    shapes = tuple(tuple(t.shape) for t in (values if counting else operands))
     compiling = torch.compiler.is_compiling()
     setup = _traced_plan_and_program if compiling else _plan_and_program
     plan, program = setup(equation, shapes, optimize)
-    first = operands[0]
-    grad = torch.is_grad_enabled() and any(t.requires_grad for t in operands)
-    direct = not grad and not compiling and _plain(operands)
-    s_code, t_code = SEMIRINGS[s], DTYPES[first.dtype]
-    one = ONES[s, first.dtype]  # by which a product reduces an index
-    # An OrAnd result holds 0 and 1 (as matmul's does). Where no step runs (one operand, nothing
-    # reduced) it would be a view of the operand: uint8 trues other than 1 become 1.
-    to_01 = s == "orand" and first.dtype == torch.uint8 and not program.steps and program.prepare[0][2] is None
+    grad = not counting and torch.is_grad_enabled() and any(t.requires_grad for t in operands)
+    direct = not grad and not compiling and _plain(tensors)
+    t_code = DTYPES[first.dtype]
+    if counting:
+        s = s_code = one = None  # the pairs' products and one are their own (step, ones)
+        to_01 = False
+    else:
+        s_code = SEMIRINGS[s]
+        one = ONES[s, first.dtype]  # by which a product reduces an index
+        # An OrAnd result holds 0 and 1 (as matmul's does). Where no step runs (one operand, nothing
+        # reduced) it would be a view of the operand: uint8 trues other than 1 become 1.
+        to_01 = s == "orand" and first.dtype == torch.uint8 and not program.steps and program.prepare[0][2] is None
 
     def step(a, b, la, lb, lc, shape, refused):
+        if counting:
+            if direct:
+                return _contract.run_counting(a, b, la, lb, lc, shape, t_code, refused)
+            return _contract.counting_contract(a[0], a[1], b[0], b[1], la, lb, lc)
         if direct:
             return _contract.run(a, b, la, lb, lc, shape, s_code, t_code, False, refused)
         if grad and (a.requires_grad or b.requires_grad):
@@ -244,15 +297,18 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
         return _contract.contract(a, b, la, lb, lc, s)
 
     def ones(shape):
+        if counting:  # the one (0, 1)
+            return (torch.zeros(shape, dtype=first.dtype, device=first.device),
+                    torch.ones(shape, dtype=torch.float64, device=first.device))
         return torch.full(shape, one, dtype=first.dtype, device=first.device)
 
     def execute(operands):
         values, refused = [], iter(program.refused)
         for t, (diagonals, expand_to, reduction), memo in zip(operands, program.prepare, refused):
             for p, q in diagonals:  # views
-                t = t.diagonal(0, p, q)
+                t = _each(t, Tensor.diagonal, 0, p, q)
             if expand_to is not None:  # size-1 dimensions broadcast: a stride-0 view
-                t = t.expand(expand_to)
+                t = _each(t, Tensor.expand, expand_to)
             if reduction is not None:
                 la, gone, keep, shape, ones_shape = reduction
                 t = step(t, ones(ones_shape), la, gone, keep, shape, memo)
@@ -269,8 +325,16 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
         result = values[program.result]
         if to_01:
             result = result.ne(0).to(torch.uint8)
-        return result if program.final is None else result.permute(program.final)
+        return result if program.final is None else _each(result, Tensor.permute, program.final)
 
+    if counting:  # no CUDA graphs: the pairs run step by step
+        v, c = execute(operands)
+        if not program.steps and all(p[2] is None for p in program.prepare):
+            # No product ran (a transpose or a diagonal): the README's rules still hold for the result,
+            # as a product would have applied them: a value -inf has count 0, a NaN value count NaN.
+            c = torch.where(v == float("-inf"), torch.zeros((), dtype=c.dtype, device=c.device), c)
+            c = torch.where(v.isnan(), torch.full((), float("nan"), dtype=c.dtype, device=c.device), c)
+        return v, c
     if cuda_graph:
         _einsum_graphs.check(operands, grad, direct)
         return _einsum_graphs.replay((id(program), s_code, first.dtype, first.device), program, operands, execute)

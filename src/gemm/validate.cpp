@@ -282,6 +282,10 @@ void check_operation(const Request& q, ValidatedRequest& v) {
 
 }  // namespace
 
+void check_supported(Semiring s, DType t) {
+    if (!supports(s, t)) mismatched(s, t);
+}
+
 ValidatedRequest validate(const Request& q) {
     if (static_cast<std::size_t>(q.dtype) >= std::size(all_dtypes))
         invalid(fmt::format("unknown element type ({})", static_cast<int>(q.dtype)));

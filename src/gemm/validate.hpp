@@ -33,4 +33,7 @@ struct ValidatedRequest {
 
 ValidatedRequest validate(const Request& request);
 
+// Throws Unsupported, saying which types the semiring takes, where it does not take `dtype`.
+void check_supported(Semiring semiring, DType dtype);
+
 }  // namespace tropical::detail

@@ -78,7 +78,7 @@ T times(Semiring s, T x, T y) {
     case Semiring::MaxMul: return x * y;
     case Semiring::MaxMin: return std::min(x, y);
     case Semiring::MinMax: return std::max(x, y);
-    case Semiring::Counting: break;  // pairs: refused by contract (tests/counting_test.cpp)
+    case Semiring::Counting: break;  // pairs: tests/counting_contract_test.cpp
     case Semiring::OrAnd: return T(x != T(0) && y != T(0));
     }
     return x;
