@@ -88,31 +88,13 @@ std::pair<std::vector<T>, std::vector<double>> brute_counting(const Case& k, con
                                                               const std::vector<double>& ac, const std::vector<T>& bv,
                                                               const std::vector<double>& bc) {
     using reference::detail::counted;
-    std::map<char, std::int64_t> sizes;
-    for (const TensorSpec* t : {&k.a, &k.b, &k.c})
-        for (std::size_t d = 0; d < t->labels.size(); ++d) sizes[t->labels[d]] = t->sizes[d];
-    std::vector<char> labels;
-    std::int64_t total = 1, out_count = 1;
-    for (auto [l, n] : sizes) labels.push_back(l), total *= n;
-    for (auto n : k.c.sizes) out_count *= n;
-    std::vector<reference::Counted<T>> out(static_cast<std::size_t>(out_count),
-                                           {-std::numeric_limits<T>::infinity(), 0.0});
-    std::map<char, std::int64_t> at;
-    auto offset = [&](const TensorSpec& t) {
-        std::int64_t o = 0;
-        for (std::size_t d = 0; d < t.labels.size(); ++d) o += at[t.labels[d]] * t.strides[d];
-        return static_cast<std::size_t>(o);
-    };
-    for (std::int64_t n = 0; n < total; ++n) {
-        std::int64_t rest = n;
-        for (auto it = labels.rbegin(); it != labels.rend(); ++it) at[*it] = rest % sizes[*it], rest /= sizes[*it];
-        std::int64_t pos = 0;
-        for (std::size_t d = 0; d < k.c.labels.size(); ++d) pos = pos * k.c.sizes[d] + at[k.c.labels[d]];
-        const auto x = counted(av[offset(k.a)], ac[offset(k.a_counts)]);
-        const auto y = counted(bv[offset(k.b)], bc[offset(k.b_counts)]);
-        auto& slot = out[static_cast<std::size_t>(pos)];
+    std::vector<reference::Counted<T>> out(element_count(k.c), {-std::numeric_limits<T>::infinity(), 0.0});
+    for_each_term(k.a, k.b, k.c, [&](const Term& t) {
+        const auto x = counted(av[t.offset(k.a)], ac[t.offset(k.a_counts)]);
+        const auto y = counted(bv[t.offset(k.b)], bc[t.offset(k.b_counts)]);
+        auto& slot = out[t.position];
         slot = reference::detail::counting_plus(slot, counted<T>(x.value + y.value, x.count * y.count));
-    }
+    });
     std::vector<T> values;
     std::vector<double> counts;
     for (const auto& p : out) values.push_back(p.value), counts.push_back(p.count);

@@ -91,32 +91,55 @@ T plus(Semiring s, T x, T y) {
     return max ? std::max(x, y) : std::min(x, y);
 }
 
-// The contraction by brute force, into a dense row-major C of c's sizes.
-template <class T>
-std::vector<T> brute_contract(Semiring s, const TensorSpec& a, const std::vector<T>& da, const TensorSpec& b,
-                              const std::vector<T>& db, const TensorSpec& c) {
+// One term of a contraction by brute force: a value for every label, and where the term lands in a
+// dense row-major C.
+struct Term {
+    std::size_t position;
+    const std::map<char, std::int64_t>& at;  // each label's value
+    // The term's element in tensor t, by t's labels and strides.
+    std::size_t offset(const TensorSpec& t) const {
+        std::int64_t o = 0;
+        for (std::size_t d = 0; d < t.labels.size(); ++d) o += at.at(t.labels[d]) * t.strides[d];
+        return static_cast<std::size_t>(o);
+    }
+};
+
+// The number of elements of a dense tensor of t's sizes.
+inline std::size_t element_count(const TensorSpec& t) {
+    std::int64_t n = 1;
+    for (auto size : t.sizes) n *= size;
+    return static_cast<std::size_t>(n);
+}
+
+// Calls f(Term) for every assignment of the labels of a, b and c (the labels C lacks are summed over),
+// the labels taken in alphabetical order, the last fastest.
+template <class F>
+void for_each_term(const TensorSpec& a, const TensorSpec& b, const TensorSpec& c, F f) {
     std::map<char, std::int64_t> sizes;
     for (const TensorSpec* t : {&a, &b, &c})
         for (std::size_t d = 0; d < t->labels.size(); ++d) sizes[t->labels[d]] = t->sizes[d];
     std::vector<char> labels;
-    std::int64_t total = 1, out_count = 1;
+    std::int64_t total = 1;
     for (auto [l, n] : sizes) labels.push_back(l), total *= n;
-    for (auto n : c.sizes) out_count *= n;
-    std::vector<T> out(static_cast<std::size_t>(out_count), case_zero<T>(s));
     std::map<char, std::int64_t> at;
-    auto offset = [&](const TensorSpec& t) {
-        std::int64_t o = 0;
-        for (std::size_t d = 0; d < t.labels.size(); ++d) o += at[t.labels[d]] * t.strides[d];
-        return static_cast<std::size_t>(o);
-    };
     for (std::int64_t n = 0; n < total; ++n) {
         std::int64_t rest = n;
         for (auto it = labels.rbegin(); it != labels.rend(); ++it) at[*it] = rest % sizes[*it], rest /= sizes[*it];
         std::int64_t pos = 0;
         for (std::size_t d = 0; d < c.labels.size(); ++d) pos = pos * c.sizes[d] + at[c.labels[d]];
-        T& slot = out[static_cast<std::size_t>(pos)];
-        slot = plus(s, slot, times(s, da[offset(a)], db[offset(b)]));
+        f(Term{static_cast<std::size_t>(pos), at});
     }
+}
+
+// The contraction by brute force, into a dense row-major C of c's sizes.
+template <class T>
+std::vector<T> brute_contract(Semiring s, const TensorSpec& a, const std::vector<T>& da, const TensorSpec& b,
+                              const std::vector<T>& db, const TensorSpec& c) {
+    std::vector<T> out(element_count(c), case_zero<T>(s));
+    for_each_term(a, b, c, [&](const Term& t) {
+        T& slot = out[t.position];
+        slot = plus(s, slot, times(s, da[t.offset(a)], db[t.offset(b)]));
+    });
     return out;
 }
 
@@ -137,30 +160,17 @@ std::pair<std::vector<T>, std::vector<std::int32_t>> brute_contract_argmax(Semir
         if (b.labels.find(l) != std::string::npos && c.labels.find(l) == std::string::npos &&
             contracted.find(l) == std::string::npos)
             contracted += l;
-    std::vector<char> labels;
-    std::int64_t total = 1, out_count = 1;
-    for (auto [l, n] : sizes) labels.push_back(l), total *= n;
-    for (auto n : c.sizes) out_count *= n;
-    std::vector<T> out(static_cast<std::size_t>(out_count), case_zero<T>(s));
-    std::vector<std::int32_t> arg(static_cast<std::size_t>(out_count), -1);
-    std::map<char, std::int64_t> at;
-    auto offset = [&](const TensorSpec& t) {
-        std::int64_t o = 0;
-        for (std::size_t d = 0; d < t.labels.size(); ++d) o += at[t.labels[d]] * t.strides[d];
-        return static_cast<std::size_t>(o);
-    };
-    for (std::int64_t n = 0; n < total; ++n) {
-        std::int64_t rest = n;
-        for (auto it = labels.rbegin(); it != labels.rend(); ++it) at[*it] = rest % sizes[*it], rest /= sizes[*it];
-        std::int64_t pos = 0, k = 0;
-        for (std::size_t d = 0; d < c.labels.size(); ++d) pos = pos * c.sizes[d] + at[c.labels[d]];
-        for (char l : contracted) k = k * sizes[l] + at[l];
-        const T term = times(s, da[offset(a)], db[offset(b)]);
-        T& slot = out[static_cast<std::size_t>(pos)];
-        std::int32_t& best = arg[static_cast<std::size_t>(pos)];
+    std::vector<T> out(element_count(c), case_zero<T>(s));
+    std::vector<std::int32_t> arg(out.size(), -1);
+    for_each_term(a, b, c, [&](const Term& t) {
+        std::int64_t k = 0;
+        for (char l : contracted) k = k * sizes[l] + t.at.at(l);
+        const T term = times(s, da[t.offset(a)], db[t.offset(b)]);
+        T& slot = out[t.position];
+        std::int32_t& best = arg[t.position];
         const bool beats = plus(s, slot, term) != slot;  // strictly better than what is there
         if (beats || (term == slot && best >= 0 && k < best)) slot = term, best = static_cast<std::int32_t>(k);
-    }
+    });
     return {out, arg};
 }
 
