@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -59,22 +61,26 @@ ProbeResult run_probe(const std::string& set, const std::map<std::string, std::s
     if (::pipe(pipe_fds) != 0) return {};
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+    int rc = posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+    if (rc == 0) rc = posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
     const auto start = std::chrono::steady_clock::now();
     pid_t pid = -1;
-    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv, envp.data());
+    if (rc == 0) rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv, envp.data());
     posix_spawn_file_actions_destroy(&actions);
-    ::close(pipe_fds[1]);
+    // Every step is checked: a probe whose output was cut short, or that was not reaped, is a failed
+    // probe (the benchmark then skips with an error), not a measurement.
+    bool closed = ::close(pipe_fds[1]) == 0;
     ProbeResult result;
     char buffer[512];
-    for (ssize_t got; (got = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
-        result.output.append(buffer, static_cast<std::size_t>(got));
-    ::close(pipe_fds[0]);
+    ssize_t got = 0;
+    while ((got = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR))
+        if (got > 0) result.output.append(buffer, static_cast<std::size_t>(got));
+    closed = ::close(pipe_fds[0]) == 0 && closed;
     int status = 0;
-    if (rc == 0) ::waitpid(pid, &status, 0);
+    const bool reaped = rc == 0 && ::waitpid(pid, &status, 0) == pid;
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    result.ok = reaped && closed && got == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!reaped || !closed || got < 0) result.output += "\n(spawning, reading or reaping the probe failed)";
     result.context_s = field(result.output, "context_s");
     result.work_s = field(result.output, "work_s");
     return result;
@@ -88,8 +94,9 @@ public:
         path_ = ::mkdtemp(pattern.data());
     }
     ~FreshDir() {
-        std::error_code ignored;
-        fs::remove_all(path_, ignored);
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+        if (ec) std::fprintf(stderr, "startup_bench: could not remove %s: %s\n", path_.c_str(), ec.message().c_str());
     }
     FreshDir(const FreshDir&) = delete;
     FreshDir& operator=(const FreshDir&) = delete;

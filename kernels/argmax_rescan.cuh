@@ -1,4 +1,4 @@
-// tropical-gemm's device code, the piece before main_loop.cuh: the argmax rescans of the tiled main
+// tropical-gemm's device code, a piece before main_loop.cuh: the argmax rescans of the tiled main
 // loop, and the Serial kernels' merge. For 32-bit types the main loop records, per result, the last
 // slice of BK terms that changed it; the rescans find, in that slice, the first k whose term equals
 // the result: after the loop from global memory (rescan_each), or at the end of each chunk of K from

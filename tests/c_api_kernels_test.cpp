@@ -13,6 +13,7 @@
 #include <tropical/error.hpp>
 #include <tropical/kernels.hpp>
 #include <tropical/types.hpp>
+#include "support/checked_calls.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -60,7 +61,7 @@ TEST(CApiKernels, BadIndexOrNullIsAnInvalidArgument) {
 
 TEST(CApiCache, DirectoryFromTheEnvironmentAndTooSmallBuffers) {
     tropical::testing::TempDir dir;
-    ::setenv("TROPICAL_GEMM_CACHE_DIR", dir.path().c_str(), 1);
+    ASSERT_TRUE(tropical::testing::set_env("TROPICAL_GEMM_CACHE_DIR", dir.path().c_str()));
     char path[4096];
     int32_t enabled = -1;
     ASSERT_EQ(tropical_cache_directory(path, sizeof path, &enabled), TROPICAL_SUCCESS) << last_message();
@@ -69,7 +70,7 @@ TEST(CApiCache, DirectoryFromTheEnvironmentAndTooSmallBuffers) {
     char small[4];
     EXPECT_EQ(tropical_cache_directory(small, sizeof small, &enabled), TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("are needed"));
-    ::unsetenv("TROPICAL_GEMM_CACHE_DIR");
+    EXPECT_TRUE(tropical::testing::unset_env("TROPICAL_GEMM_CACHE_DIR"));
 }
 
 TEST(CApiCache, WarmingAnUnknownKernelNamesIt) {
@@ -103,7 +104,7 @@ TEST(CApiCache, WarmTargetsAreCheckedAgainstNvrtcOrTheLocalGpus) {
 }
 
 TEST(CApiNvrtc, FallbacksComeAfterTheLibrarysOwnPlacesOnce) {
-    ::unsetenv("TROPICAL_GEMM_NVRTC");
+    EXPECT_TRUE(tropical::testing::unset_env("TROPICAL_GEMM_NVRTC"));
     ASSERT_EQ(tropical_add_nvrtc_fallback("/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13"), TROPICAL_SUCCESS);
     ASSERT_EQ(tropical_add_nvrtc_fallback("/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13"), TROPICAL_SUCCESS);
     char text[8192];
@@ -114,10 +115,10 @@ TEST(CApiNvrtc, FallbacksComeAfterTheLibrarysOwnPlacesOnce) {
                 HasSubstr("/usr/local/cuda/lib64/libnvrtc.so\n/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13\n"));
     EXPECT_THAT(search, EndsWith("/opt/site-packages/nvidia/cu13/lib/libnvrtc.so.13\n"));
     // An explicit choice is the only place looked at.
-    ::setenv("TROPICAL_GEMM_NVRTC", "/x/libnvrtc.so", 1);
+    ASSERT_TRUE(tropical::testing::set_env("TROPICAL_GEMM_NVRTC", "/x/libnvrtc.so"));
     ASSERT_EQ(tropical_nvrtc_search_path(text, sizeof text), TROPICAL_SUCCESS);
     EXPECT_STREQ(text, "/x/libnvrtc.so\n");
-    ::unsetenv("TROPICAL_GEMM_NVRTC");
+    EXPECT_TRUE(tropical::testing::unset_env("TROPICAL_GEMM_NVRTC"));
     EXPECT_EQ(tropical_add_nvrtc_fallback(""), TROPICAL_INVALID_ARGUMENT);
     EXPECT_EQ(tropical_add_nvrtc_fallback(nullptr), TROPICAL_INVALID_ARGUMENT);
 }
@@ -125,7 +126,7 @@ TEST(CApiNvrtc, FallbacksComeAfterTheLibrarysOwnPlacesOnce) {
 // pip's NVRTC wheels under site-packages folders: found by the library (sonames only, each folder
 // once), ordered (the preferred major version first, then the newest) and added after the other places.
 TEST(CApiNvrtc, PipWheelsInSitePackagesFoldersAreFoundOrderedAndAdded) {
-    ::unsetenv("TROPICAL_GEMM_NVRTC");
+    EXPECT_TRUE(tropical::testing::unset_env("TROPICAL_GEMM_NVRTC"));
     tropical::testing::TempDir site;
     const auto touch = [&](const std::string& relative) {
         const auto file = site.path() / relative;
@@ -160,10 +161,10 @@ TEST(CApiNvrtc, PipWheelsInSitePackagesFoldersAreFoundOrderedAndAdded) {
     EXPECT_THAT(std::string(text), StartsWith("libnvrtc.so.13\tthe system library path\n"));
     EXPECT_THAT(std::string(text), EndsWith(cu12 + "\tpip's NVRTC wheel in " + root + "\n" + cu13 +
                                             "\tpip's NVRTC wheel in " + root + "\n"));
-    ::setenv("TROPICAL_GEMM_NVRTC", "/x/libnvrtc.so", 1);
+    ASSERT_TRUE(tropical::testing::set_env("TROPICAL_GEMM_NVRTC", "/x/libnvrtc.so"));
     ASSERT_EQ(tropical_nvrtc_search_places(text, sizeof text), TROPICAL_SUCCESS);
     EXPECT_STREQ(text, "/x/libnvrtc.so\tfrom $TROPICAL_GEMM_NVRTC, the only place looked at while it is set\n");
-    ::unsetenv("TROPICAL_GEMM_NVRTC");
+    EXPECT_TRUE(tropical::testing::unset_env("TROPICAL_GEMM_NVRTC"));
 }
 
 TEST(CApiSemirings, GradientsAsTheLibrarySays) {

@@ -18,6 +18,7 @@
 
 #include <tropical/cache.hpp>
 #include "loader/kernel_binaries.hpp"
+#include "support/checked_calls.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/processes.hpp"
 #include "support/sanitizers.hpp"
@@ -79,7 +80,7 @@ TEST(CacheFaults, WritersKilledAtRandomNeverLeaveAPartialEntryForLaterProcesses)
         const pid_t writer = spawn({CACHE_WRITER, "write", root.string(), std::to_string(i)}, dir.path() / "writer");
         ASSERT_GT(writer, 0);
         std::this_thread::sleep_for(std::chrono::microseconds(delay_us(random)));
-        ::kill(writer, SIGKILL);
+        ASSERT_TRUE(send_signal(writer, SIGKILL));  // not yet reaped: there to be killed
         const int code = wait_for(writer);
         if (code == 128 + SIGKILL) ++killed;
         else if (code == 0) ++finished;

@@ -17,6 +17,7 @@
 #include "cache/cache_layout.hpp"
 #include "cache/cache_store.hpp"
 #include "support/cache_scenarios.hpp"
+#include "support/checked_calls.hpp"
 #include "support/hostile_files.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
@@ -147,7 +148,7 @@ TEST(KilledPublish, AWriterThatLivesKeepsItsTempFileWhateverItsAge) {
     });
     EXPECT_EQ(others.code, 0) << others.describe();
     EXPECT_TRUE(fs::exists(temps[0])) << "a live writer's temp file was removed";
-    ::kill(writer, SIGCONT);
+    ASSERT_TRUE(send_signal(writer, SIGCONT));
     ASSERT_EQ(::waitpid(writer, &status, 0), writer);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the writer failed once resumed";
     EXPECT_TRUE(temp_files(root).empty());

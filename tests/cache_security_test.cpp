@@ -7,6 +7,7 @@
 
 #include <tropical/cache.hpp>
 #include "loader/kernel_binaries.hpp"
+#include "support/checked_calls.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
@@ -151,11 +152,11 @@ TEST(CacheSecurity, FilesAndFoldersOwnedByAnotherUserAreRefused) {
 TEST(CacheSecurity, ACacheOwnedByRootIsTrustedByOtherUsers) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root, to become another user";
     TempDir dir;
-    ::chmod(dir.path().c_str(), 0755);
+    ASSERT_TRUE(change_mode(dir.path(), 0755));
     warm(dir.path() / "cache");
     for (const auto& e : fs::recursive_directory_iterator(dir.path() / "cache"))
-        if (e.is_directory()) ::chmod(e.path().c_str(), 0755);
-    ::chmod((dir.path() / "cache").c_str(), 0755);
+        if (e.is_directory()) ASSERT_TRUE(change_mode(e.path(), 0755));
+    ASSERT_TRUE(change_mode(dir.path() / "cache", 0755));
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
@@ -163,8 +164,7 @@ TEST(CacheSecurity, ACacheOwnedByRootIsTrustedByOtherUsers) {
         const auto found = look_up(dir.path() / "cache");
         ::_exit(found.from_disk && found.warnings.size() == 1 ? 0 : 1);  // the one warning: cannot write
     }
-    int status = 0;
-    ::waitpid(child, &status, 0);
+    const int status = reap(child);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "2: could not become nobody; 1: refused";
 }
 

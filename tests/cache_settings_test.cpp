@@ -12,6 +12,7 @@
 
 #include <tropical/cache.hpp>
 #include "loader/kernel_binaries.hpp"
+#include "support/checked_calls.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
 
@@ -27,12 +28,12 @@ class ScopedEnv {
 public:
     ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
         if (const char* old = std::getenv(name)) old_ = old;
-        if (value) ::setenv(name, value->c_str(), 1);
-        else ::unsetenv(name);
+        if (value) EXPECT_TRUE(tropical::testing::set_env(name, *value));
+        else EXPECT_TRUE(tropical::testing::unset_env(name));
     }
     ~ScopedEnv() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
+        if (old_) EXPECT_TRUE(tropical::testing::set_env(name_, *old_));
+        else EXPECT_TRUE(tropical::testing::unset_env(name_));
     }
     ScopedEnv(const ScopedEnv&) = delete;
     ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -119,8 +120,7 @@ TEST(CacheSettings, TheLibraryRunWithAnEmptyCacheDirWarnsOnce) {
                                       contains(warnings.messages[0], "TROPICAL_GEMM_CACHE_DIR is set but empty"));
             ::_exit(memory_only && warnings.messages.size() == expected && said ? 0 : 1);
         }
-        int status = 0;
-        ::waitpid(child, &status, 0);
+        const int status = tropical::testing::reap(child);
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << (off ? "with TROPICAL_GEMM_CACHE=off" : "");
     }
     EXPECT_TRUE(fs::exists(defaults.file));

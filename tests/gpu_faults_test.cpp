@@ -26,6 +26,7 @@
 #include <tropical/gemm.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
+#include "support/checked_calls.hpp"
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
 #include "support/processes.hpp"
@@ -264,12 +265,12 @@ TEST(GpuFaults, BusyDevice) {
     TempDir dir;
     const auto started = dir.path() / "started";
     const auto output = dir.path() / "child.log";
-    ::setenv("TROPICAL_BUSY_SECONDS", "6", 1);
-    ::setenv("TROPICAL_BUSY_STARTED", started.c_str(), 1);
+    ASSERT_TRUE(set_env("TROPICAL_BUSY_SECONDS", "6"));
+    ASSERT_TRUE(set_env("TROPICAL_BUSY_STARTED", started.c_str()));
     const pid_t child = spawn(
         {std::filesystem::read_symlink("/proc/self/exe").string(), "--gtest_filter=GpuFaults.BusyDeviceChild"}, output);
-    ::unsetenv("TROPICAL_BUSY_SECONDS");
-    ::unsetenv("TROPICAL_BUSY_STARTED");
+    EXPECT_TRUE(unset_env("TROPICAL_BUSY_SECONDS"));
+    EXPECT_TRUE(unset_env("TROPICAL_BUSY_STARTED"));
     ASSERT_GT(child, 0);
 
     if (compute_mode() != CU_COMPUTEMODE_DEFAULT) {

@@ -13,6 +13,7 @@
 #include "catalogue/kernel_source.hpp"
 #include "loader/kernel_binaries.hpp"
 #include "nvrtc/compile_options.hpp"
+#include "support/checked_calls.hpp"
 #include "support/fake_compiler.hpp"
 #include "support/temp_dir.hpp"
 #include "support/warning_capture.hpp"
@@ -210,8 +211,8 @@ TEST(KernelCache, CachePathThatIsARegularFileDegradesToMemoryWithOneWarning) {
 TEST(KernelCache, ReadOnlyFolderDegradesToMemoryWithOneWarning) {
     TempDir dir;
     fs::create_directories(cache_format_directory(dir.path()));
-    ::chmod(dir.path().c_str(), 0755);
-    ::chmod(cache_format_directory(dir.path()).c_str(), 0555);
+    ASSERT_TRUE(tropical::testing::change_mode(dir.path(), 0755));
+    ASSERT_TRUE(tropical::testing::change_mode(cache_format_directory(dir.path()), 0555));
     // Root writes through permission bits, so the scenario runs as an unprivileged user there.
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
@@ -230,11 +231,10 @@ TEST(KernelCache, ReadOnlyFolderDegradesToMemoryWithOneWarning) {
         }
         ::_exit(counters.compiles == 2 && warnings == 1 ? 0 : 10 + warnings);
     }
-    int status = 0;
-    ::waitpid(child, &status, 0);
+    const int status = tropical::testing::reap(child);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0) << "2: could not drop privileges, 3: threw, 1x: x warnings instead of 1";
-    ::chmod(cache_format_directory(dir.path()).c_str(), 0755);
+    ASSERT_TRUE(tropical::testing::change_mode(cache_format_directory(dir.path()), 0755));
     EXPECT_TRUE(files_in(dir.path()).empty());
 }
 

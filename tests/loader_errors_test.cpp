@@ -7,6 +7,7 @@
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/compiler.hpp"
 #include "nvrtc/nvrtc_library.hpp"
+#include "support/checked_calls.hpp"
 
 using namespace tropical;
 using namespace tropical::detail;
@@ -38,9 +39,9 @@ TEST(LoaderErrors, NoNvrtcNamesThePlacesTriedAndTheVariable) {
 }
 
 TEST(LoaderErrors, NvrtcSearchOrderIsAsDocumented) {
-    ::setenv("CUDA_HOME", "/opt/toolkit", 1);
+    ASSERT_TRUE(tropical::testing::set_env("CUDA_HOME", "/opt/toolkit"));
     const auto candidates = nvrtc_candidates("");
-    ::unsetenv("CUDA_HOME");
+    EXPECT_TRUE(tropical::testing::unset_env("CUDA_HOME"));
     ASSERT_GE(candidates.size(), 4u);
     EXPECT_EQ(candidates[0].path, "libnvrtc.so.13");
     EXPECT_EQ(candidates[1].path, "libnvrtc.so.12");

@@ -1,5 +1,6 @@
 // tropical-gemm-warmup's cache commands, run as a user runs them: --list, --verify, --clear and
 // --max-size on a temporary cache folder filled by the tool itself (--arch, no GPU).
+#include "support/checked_calls.hpp"
 #include "support/warmup_tool.hpp"
 
 #include <sys/file.h>
@@ -87,7 +88,7 @@ TEST(Warmup, ClearRemovesEntriesAndLeftoversButNothingItDidNotCreate) {
     EXPECT_EQ(doc["removed_files"].integer(), 6);  // and the leftover temp file and the compiler record
     EXPECT_EQ(files_under(dir.path()), (std::set<std::string>{"keep-root.txt", "v1/README", "v1/sm_90/notes.cubin",
                                                               fs::relative(in_flight, dir.path()).string()}));
-    ::close(writer);
+    EXPECT_TRUE(tropical::testing::close_fd(writer));
     // An empty cache clears again without complaint.
     EXPECT_EQ(warmup({"--cache-dir", (dir.path() / "never-used").string(), "--clear"}).code, 0);
 }

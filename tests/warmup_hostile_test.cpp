@@ -61,7 +61,8 @@ std::vector<std::string> args_of(Command c, const fs::path& cache) {
 
 bool put(Hostile h, const fs::path& at) {
     std::error_code ec;
-    fs::remove(at, ec);
+    fs::remove(at, ec);  // false, and no error, where nothing was there
+    if (!tropical::testing::no_error(ec, "removing " + at.string())) return false;
     switch (h) {
     case Hostile::RecordFifo:
     case Hostile::EntryFifo: return tropical::testing::make_fifo(at);

@@ -24,8 +24,8 @@ public:
         TROPICAL_CU(cuEventCreate(&stop_, CU_EVENT_DEFAULT));
     }
     ~GpuTimer() {
-        detail::driver().cuEventDestroy(start_);
-        detail::driver().cuEventDestroy(stop_);
+        destroyed(detail::driver().cuEventDestroy(start_));
+        destroyed(detail::driver().cuEventDestroy(stop_));
     }
     GpuTimer(const GpuTimer&) = delete;
     GpuTimer& operator=(const GpuTimer&) = delete;
@@ -41,6 +41,13 @@ public:
     }
 
 private:
+    // A destructor does not throw: a failure is said on stderr (the run's numbers are suspect then),
+    // but for a driver already shut down at exit.
+    static void destroyed(CUresult rc) {
+        if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_DEINITIALIZED)
+            std::fprintf(stderr, "GpuTimer: cuEventDestroy failed: CUresult %d\n", static_cast<int>(rc));
+    }
+
     detail::ScopedContext current_;  // events belong to a context: the device's primary one
     CUstream stream_;
     CUevent start_ = nullptr, stop_ = nullptr;

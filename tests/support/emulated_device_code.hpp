@@ -12,6 +12,7 @@
 #include "semiring.cuh"
 #include "staging.cuh"
 #include "argmax_rescan.cuh"
+#include "register_tile.cuh"
 #include "main_loop.cuh"
 #include "small.cuh"
 #include "vector.cuh"

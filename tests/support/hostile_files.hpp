@@ -24,6 +24,8 @@
 #include <string>
 #include <tuple>
 
+#include "support/checked_calls.hpp"
+
 namespace tropical::testing {
 
 inline constexpr uid_t kOtherUser = 65534;  // nobody: the attacker, or simply "another user"
@@ -114,11 +116,11 @@ inline bool make_fifo(const std::filesystem::path& at) { return ::mkfifo(at.c_st
 // would take its whole size of memory.
 inline bool make_sparse(const std::filesystem::path& path, std::uint64_t bytes) {
     std::error_code ec;
-    std::filesystem::remove(path, ec);
+    std::filesystem::remove(path, ec);  // false, and no error, where nothing was there
+    if (!no_error(ec, "removing " + path.string())) return false;
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     const bool made = fd >= 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) == 0;
-    if (fd >= 0) ::close(fd);
-    return made;
+    return fd >= 0 ? close_fd(fd) && made : made;
 }
 
 // Bound by its name relative to its folder: a whole path may be longer than sun_path holds.
@@ -148,6 +150,7 @@ inline bool put(Thing thing, const std::filesystem::path& at, const std::filesys
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::create_directories(victim, ec);
+    if (!no_error(ec, "creating " + victim.string())) return false;
     const fs::path target = victim / (std::string("target-") + name_of(thing));
     switch (thing) {
     case Thing::Fifo: return make_fifo(at);

@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <string>
 
+#include "support/checked_calls.hpp"
+
 namespace tropical::testing {
 
-// A fresh folder under $TMPDIR, removed with everything in it when the test ends.
+// A fresh folder under $TMPDIR, removed with everything in it when the test ends (a test that left
+// something there it cannot remove fails).
 class TempDir {
 public:
     TempDir() {
@@ -15,9 +18,11 @@ public:
         path_ = ::mkdtemp(pattern.data());
     }
     ~TempDir() {
-        std::error_code ignored;
-        std::filesystem::permissions(path_, std::filesystem::perms::owner_all, ignored);
-        std::filesystem::remove_all(path_, ignored);
+        std::error_code ec;
+        std::filesystem::permissions(path_, std::filesystem::perms::owner_all, ec);
+        no_error(ec, "making " + path_.string() + " writable again");
+        std::filesystem::remove_all(path_, ec);
+        no_error(ec, "removing " + path_.string());
     }
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;

@@ -29,6 +29,7 @@
 #include <tropical/cache.hpp>
 #include <tropical/kernels.hpp>
 #include "cache/entry_format.hpp"
+#include "support/checked_calls.hpp"
 #include "support/temp_dir.hpp"
 
 extern char** environ;
@@ -155,7 +156,7 @@ inline ToolRun warmup(const std::vector<std::string>& args, const Environment& e
         if (done == pid) break;
         if (done < 0 && errno != EINTR) break;
         if (bound && !run.killed && std::chrono::steady_clock::now() - start > *bound) {
-            ::kill(pid, SIGKILL);
+            EXPECT_TRUE(send_signal(pid, SIGKILL));  // not yet reaped: there to be killed
             run.killed = true;
         }
         if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
