@@ -16,6 +16,7 @@ from ._native import (
     identity_bits,
     COUNTING,
     DTYPE_CODES,
+    DTYPE_NAMES,
     ELEMENT_TYPES,
     GRADIENT_SEMIRINGS,
     SEMIRING_FACTS,
@@ -45,13 +46,12 @@ def _element(bits: int, element) -> float | int | bool:
 
 # Every semiring's one (x (x) one = x), by which a product reduces an index, for each dtype it takes:
 # exact values (-inf, an integer extreme) read from the library's table, made once at import so that
-# torch.compile sees a constant lookup.
+# torch.compile sees a constant lookup. A dtype's element type is the table's row for its code.
 ONES = {
-    (name, dtype): _element(identity_bits(name, str(dtype).replace("torch.", "")),
-                            BOOLEAN if dtype == torch.bool else ELEMENT_TYPES[str(dtype).replace("torch.", "")])
+    (name, dtype): _element(identity_bits(name, DTYPE_NAMES[code]), ELEMENT_TYPES[DTYPE_NAMES[code]])
     for name in SEMIRINGS
-    for dtype in DTYPES
-    if (SEMIRINGS[name], DTYPES[dtype]) in SUPPORTED
+    for dtype, code in DTYPES.items()
+    if (SEMIRINGS[name], code) in SUPPORTED
 }
 
 
