@@ -16,6 +16,7 @@ from ._native import (
     identity_bits,
     COUNTING,
     DTYPE_CODES,
+    DTYPE_NAMES,
     ELEMENT_TYPES,
     GRADIENT_SEMIRINGS,
     SEMIRING_FACTS,
@@ -45,13 +46,12 @@ def _element(bits: int, element) -> float | int | bool:
 
 # Every semiring's one (x (x) one = x), by which a product reduces an index, for each dtype it takes:
 # exact values (-inf, an integer extreme) read from the library's table, made once at import so that
-# torch.compile sees a constant lookup.
+# torch.compile sees a constant lookup. A dtype's element type is the table's row for its code.
 ONES = {
-    (name, dtype): _element(identity_bits(name, str(dtype).replace("torch.", "")),
-                            BOOLEAN if dtype == torch.bool else ELEMENT_TYPES[str(dtype).replace("torch.", "")])
+    (name, dtype): _element(identity_bits(name, DTYPE_NAMES[code]), ELEMENT_TYPES[DTYPE_NAMES[code]])
     for name in SEMIRINGS
-    for dtype in DTYPES
-    if (SEMIRINGS[name], DTYPES[dtype]) in SUPPORTED
+    for dtype, code in DTYPES.items()
+    if (SEMIRINGS[name], code) in SUPPORTED
 }
 
 
@@ -103,15 +103,47 @@ def check_semiring_dtype(op: str, s: int, t: Tensor) -> None:
         )
 
 
-def check_devices(op: str, tensors: dict[str, Tensor]) -> None:
+def check_devices(where: str, tensors: dict[str, Tensor]) -> None:
+    """All of ``tensors`` (by name) on one device; ``where`` begins the message ("tropical.gemm")."""
     items = list(tensors.items())
     first_name, first = items[0]
     for name, t in items[1:]:
         if t.device != first.device:
             raise InvalidArgumentError(
-                f"tropical.{op}: {first_name} is on {first.device} but {name} is on {t.device}: all tensors "
+                f"{where}: {first_name} is on {first.device} but {name} is on {t.device}: all tensors "
                 f"must be on one device; move them with .to({first_name}.device) (or .cpu(), .cuda())"
             )
+
+
+def check_same_dtype(where: str, tensors: dict[str, Tensor]) -> None:
+    """All of ``tensors`` (by name) of one dtype; ``where`` begins the message."""
+    items = list(tensors.items())
+    first_name, first = items[0]
+    for name, t in items[1:]:
+        if t.dtype != first.dtype:
+            raise InvalidArgumentError(
+                f"{where}: {first_name} is {first.dtype} but {name} is {t.dtype}: both operands must have the same "
+                f"dtype; convert one, e.g. {name}.to({first_name}.dtype)"
+            )
+
+
+def check_inner_sizes(where: str, a_shape, b_shape) -> None:
+    """A product's K: a's last size equals b's last but one."""
+    if a_shape[-1] != b_shape[-2]:
+        raise InvalidArgumentError(
+            f"{where}: a is {tuple(a_shape)} and b is {tuple(b_shape)}: a's columns (K = {a_shape[-1]}) "
+            f"must equal b's rows ({b_shape[-2]})"
+        )
+
+
+def check_batches(where: str, a_batch: int, b_batch: int) -> int:
+    """A batched product's batch sizes: equal, or one of them 1 (it broadcasts); returns the product's."""
+    if a_batch != b_batch and a_batch != 1 and b_batch != 1:
+        raise InvalidArgumentError(
+            f"{where}: batch sizes {a_batch} (a) and {b_batch} (b) differ; they must be equal, "
+            f"or one of them 1 (it broadcasts)"
+        )
+    return b_batch if a_batch == 1 else a_batch
 
 
 def check_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool) -> tuple[int, int]:
@@ -153,23 +185,13 @@ def _explain_product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool
             f"tensors, or tropical_gemm.matmul, which takes any of them"
         )
     t = dtype_code(a, "a")
-    if b.dtype != a.dtype:
-        raise InvalidArgumentError(
-            f"tropical.{op}: a is {a.dtype} but b is {b.dtype}: both operands must have the same dtype; "
-            f"convert one, e.g. b.to(a.dtype)"
-        )
+    where = f"{NAMESPACE}.{op}"
+    check_same_dtype(where, {"a": a, "b": b})
     check_semiring_dtype(op, s, a)
-    check_devices(op, {"a": a, "b": b})
-    if a.shape[-1] != b.shape[-2]:
-        raise InvalidArgumentError(
-            f"tropical.{op}: a is {tuple(a.shape)} and b is {tuple(b.shape)}: a's columns (K = {a.shape[-1]}) "
-            f"must equal b's rows ({b.shape[-2]})"
-        )
-    if batched and a.shape[0] != b.shape[0] and a.shape[0] != 1 and b.shape[0] != 1:
-        raise InvalidArgumentError(
-            f"tropical.{op}: batch sizes {a.shape[0]} (a) and {b.shape[0]} (b) differ; they must be equal, "
-            f"or one of them 1 (it broadcasts)"
-        )
+    check_devices(where, {"a": a, "b": b})
+    check_inner_sizes(where, a.shape, b.shape)
+    if batched:
+        check_batches(where, a.shape[0], b.shape[0])
     return s, t
 
 
@@ -198,7 +220,7 @@ def check_backward(op: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor
         raise InvalidArgumentError(
             f"tropical.{op}: argmax must be int32 (as gemm_argmax returns it), not {argmax.dtype}"
         )
-    check_devices(op, {"grad_c": grad_c, "argmax": argmax, "a": a, "b": b})
+    check_devices(f"{NAMESPACE}.{op}", {"grad_c": grad_c, "argmax": argmax, "a": a, "b": b})
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if b.shape[-2] != k or grad_c.shape[-2] != m or grad_c.shape[-1] != n or argmax.shape != grad_c.shape:
         raise InvalidArgumentError(
@@ -258,7 +280,7 @@ def check_packed_product(op: str, a: Tensor, b: Tensor, k: int) -> tuple[int, in
             f"{b.dim()}-D"
         )
     batched = a.dim() == 3
-    check_devices(op, {"a": a, "b": b})
+    check_devices(f"{NAMESPACE}.{op}", {"a": a, "b": b})
     if k < 0:
         raise InvalidArgumentError(f"tropical.{op}: k is {k}: the number of booleans packed along K is 0 or more")
     words = (k + 31) // 32
@@ -269,12 +291,7 @@ def check_packed_product(op: str, a: Tensor, b: Tensor, k: int) -> tuple[int, in
         )
     count = 1
     if batched:
-        if a.shape[0] != b.shape[0] and a.shape[0] != 1 and b.shape[0] != 1:
-            raise InvalidArgumentError(
-                f"tropical.{op}: batch sizes {a.shape[0]} (a) and {b.shape[0]} (b) differ; they must be equal, "
-                f"or one of them 1 (it broadcasts)"
-            )
-        count = b.shape[0] if a.shape[0] == 1 else a.shape[0]
+        count = check_batches(f"{NAMESPACE}.{op}", a.shape[0], b.shape[0])
     return count, a.shape[-2], b.shape[-1], words
 
 
@@ -295,7 +312,7 @@ def check_backtrack(op: str, back: Tensor, last: Tensor) -> tuple[int, int, int]
             f"tropical.{op}: back must be 3-D, (T, B, S): the argmax tables of T steps, each B rows x S states; "
             f"it is {back.dim()}-D {tuple(back.shape)} (stack the steps' tables with torch.stack)"
         )
-    check_devices(op, {"back": back, "last": last})
+    check_devices(f"{NAMESPACE}.{op}", {"back": back, "last": last})
     steps, rows, states = back.shape
     if last.dim() not in (1, 2) or last.shape[0] != rows or (last.dim() == 2 and last.shape[1] != 1):
         raise InvalidArgumentError(
@@ -303,3 +320,38 @@ def check_backtrack(op: str, back: Tensor, last: Tensor) -> tuple[int, int, int]
             f"of each of back's {rows} rows (back is {tuple(back.shape)}, (T, B, S))"
         )
     return steps, rows, states
+
+
+# --- the counting semiring's (value, count) pairs ---------------------------------------------------
+
+# Counting values' dtypes, as the library's table says -> tropical_dtype; counts are float64.
+COUNTING_DTYPES = {getattr(torch, n): DTYPE_CODES[n] for n in SEMIRING_FACTS[COUNTING].dtypes}
+
+
+def check_counting_values(where: str, what: str, values: Tensor) -> int:
+    """Counting values (``what`` names them) of a dtype the counting semiring takes; returns its code."""
+    code = COUNTING_DTYPES.get(values.dtype)
+    if code is None:
+        names = " or ".join(SEMIRING_FACTS[COUNTING].dtypes)
+        raise UnsupportedError(
+            f"{where}: {what} has dtype {values.dtype}; counting values are {names} (counts are float64): "
+            f"convert them, e.g. with .double()"
+        )
+    return code
+
+
+def check_counting_pair(where: str, name: str, values: Tensor, counts: Tensor) -> int:
+    """An operand's ``{name}_values`` and ``{name}_counts``: values of a counting dtype, counts of their
+    shape on their device; returns the values' dtype code."""
+    code = check_counting_values(where, f"{name}_values", values)
+    if counts.shape != values.shape:
+        raise InvalidArgumentError(
+            f"{where}: {name}_counts has shape {tuple(counts.shape)} but {name}_values {tuple(values.shape)}: "
+            f"each value needs its count"
+        )
+    if counts.device != values.device:
+        raise InvalidArgumentError(
+            f"{where}: {name}_counts is on {counts.device} but {name}_values on {values.device}: move them to one "
+            f"device"
+        )
+    return code

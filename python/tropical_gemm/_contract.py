@@ -36,7 +36,7 @@ from torch import Tensor
 
 from . import _autograd, _native, _registry, ops
 from ._abi import device_options, host_options
-from ._checks import check_devices, dtype_code, semiring_code
+from ._checks import check_counting_pair, check_devices, dtype_code, semiring_code
 from ._native import InvalidArgumentError, UnsupportedError
 
 _contract_c = _native.undeclared("tropical_contract")
@@ -206,7 +206,7 @@ def _check(op: str, a: Tensor, b: Tensor, la, lb, lc, semiring: str):
 
 def _check_tensors(op: str, a: Tensor, b: Tensor, la, lb, lc):
     """Validates a, b and the labels; returns (dtype code, C's shape)."""
-    check_devices(op, {"a": a, "b": b})
+    check_devices(f"tropical.{op}", {"a": a, "b": b})
     t = dtype_code(a, f"tropical.{op}: a")
     if b.dtype != a.dtype:
         raise InvalidArgumentError(f"tropical.{op}: a is {a.dtype} but b is {b.dtype}; convert one of them")
@@ -257,23 +257,11 @@ for _name, _with_argmax in (("contract", False), ("contract_argmax", True)):
 contract = torch.ops.tropical.contract
 contract_argmax = torch.ops.tropical.contract_argmax
 
-# Counting values' dtypes, as the library's table says.
-_COUNTING_DTYPES = tuple(getattr(torch, n) for n in _native.SEMIRING_FACTS[_native.COUNTING].dtypes)
-
-
 def _check_counting(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tensor, la, lb, lc):
     """Validates counting_contract's arguments; returns (dtype code, C's shape)."""
     op = "counting_contract"
     for name, v, c in (("a", a_values, a_counts), ("b", b_values, b_counts)):
-        if c.shape != v.shape:
-            raise InvalidArgumentError(f"tropical.{op}: {name}_counts has shape {tuple(c.shape)} but {name}_values "
-                                       f"{tuple(v.shape)}: each value needs its count")
-        if c.device != v.device:
-            raise InvalidArgumentError(f"tropical.{op}: {name}_counts is on {c.device} but {name}_values on "
-                                       f"{v.device}: move them to one device")
-        if v.dtype not in _COUNTING_DTYPES:
-            raise UnsupportedError(f"tropical.{op}: {name}_values has dtype {v.dtype}; counting values are float32 "
-                                   f"or float64 (counts are float64): convert them, e.g. with .double()")
+        check_counting_pair(f"tropical.{op}", name, v, c)
     return _check_tensors(op, a_values, b_values, la, lb, lc)
 
 

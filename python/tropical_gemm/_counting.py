@@ -22,32 +22,28 @@ from torch import Tensor
 
 from . import _native, _registry
 from ._abi import describe_matrix, device_options, host_options
+from ._checks import (
+    COUNTING_DTYPES,
+    check_batches,
+    check_counting_pair,
+    check_devices,
+    check_inner_sizes,
+    check_same_dtype,
+)
 from ._native import InvalidArgumentError, UnsupportedError
 from .functional import direct_ok
 
 __all__ = ["counting_matmul"]
 
-# Counting values' dtypes, as the library's table says -> tropical_dtype.
-_VALUE_DTYPES = {getattr(torch, n): _native.DTYPE_CODES[n] for n in _native.SEMIRING_FACTS[_native.COUNTING].dtypes}
 WHERE = "tropical_gemm.counting_matmul"
 
 
 def _operand(values: Tensor, counts, name: str) -> tuple[Tensor, Tensor]:
-    if not isinstance(values, Tensor):
-        raise InvalidArgumentError(f"{WHERE}: {name}_values is a {type(values).__name__}, not a torch.Tensor")
-    if values.dtype not in _VALUE_DTYPES:
-        raise UnsupportedError(
-            f"{WHERE}: {name}_values has dtype {values.dtype}; counting values are float32 or float64 "
-            f"(counts are float64): convert them, e.g. with .double()")
-    if not isinstance(counts, Tensor):
-        raise InvalidArgumentError(f"{WHERE}: {name}_counts is a {type(counts).__name__}, not a torch.Tensor")
-    if counts.shape != values.shape:
-        raise InvalidArgumentError(
-            f"{WHERE}: {name}_counts has shape {tuple(counts.shape)} but {name}_values {tuple(values.shape)}: "
-            f"each value needs its count")
-    if counts.device != values.device:
-        raise InvalidArgumentError(f"{WHERE}: {name}_counts is on {counts.device} but {name}_values on "
-                                   f"{values.device}: move them to one device")
+    """One operand's checks (a counting pair's, and its rank); returns it with counts as float64."""
+    for what, t in ((f"{name}_values", values), (f"{name}_counts", counts)):
+        if not isinstance(t, Tensor):
+            raise InvalidArgumentError(f"{WHERE}: {what} is a {type(t).__name__}, not a torch.Tensor")
+    check_counting_pair(WHERE, name, values, counts)
     if counts.is_complex():
         raise UnsupportedError(f"{WHERE}: {name}_counts is complex; counts are real (float64)")
     if values.dim() not in (2, 3):
@@ -62,12 +58,8 @@ def _shapes(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tens
     with a batch of 1), whether the product is batched, the batch and C's shape."""
     a_values, a_counts = _operand(a_values, a_counts, "a")
     b_values, b_counts = _operand(b_values, b_counts, "b")
-    if a_values.dtype != b_values.dtype:
-        raise InvalidArgumentError(f"{WHERE}: a_values is {a_values.dtype} but b_values {b_values.dtype}: "
-                                   f"convert one, e.g. with .to(a_values.dtype)")
-    if a_values.device != b_values.device:
-        raise InvalidArgumentError(f"{WHERE}: a is on {a_values.device} but b on {b_values.device}: "
-                                   f"move them to one device")
+    check_same_dtype(WHERE, {"a_values": a_values, "b_values": b_values})
+    check_devices(WHERE, {"a_values": a_values, "b_values": b_values})
     device = a_values.device
     if device.type not in ("cpu", "cuda"):
         raise UnsupportedError(f"{WHERE}: tensors on {device} are not supported; use CPU or CUDA tensors")
@@ -75,18 +67,11 @@ def _shapes(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tens
     if batched:
         a_values, a_counts = (x if x.dim() == 3 else x.unsqueeze(0) for x in (a_values, a_counts))
         b_values, b_counts = (x if x.dim() == 3 else x.unsqueeze(0) for x in (b_values, b_counts))
-        ba, bb = a_values.shape[0], b_values.shape[0]
-        if ba != bb and 1 not in (ba, bb):
-            raise InvalidArgumentError(f"{WHERE}: batches of {ba} and {bb} products: they must be equal, or 1 "
-                                       f"(which broadcasts)")
-        batch = max(ba, bb)
+        batch = check_batches(WHERE, a_values.shape[0], b_values.shape[0])
     else:
         batch = 1
-    m, k = a_values.shape[-2:]
-    k2, n = b_values.shape[-2:]
-    if k != k2:
-        raise InvalidArgumentError(
-            f"{WHERE}: a is {m}x{k} but b is {k2}x{n}: b's rows must equal a's columns")
+    check_inner_sizes(WHERE, a_values.shape, b_values.shape)
+    m, n = a_values.shape[-2], b_values.shape[-1]
     shape = (batch, m, n) if batched else (m, n)
     return (a_values, a_counts, b_values, b_counts), batched, batch, shape
 
@@ -102,7 +87,7 @@ def _run(a_values: Tensor, a_counts: Tensor, b_values: Tensor, b_counts: Tensor)
     descriptors = [describe_matrix(t, batched) for t in (a_values, a_counts, b_values, b_counts, c_values, c_counts)]
     packed = [d for d, _ in descriptors]
     keep = [t for _, t in descriptors]  # noqa: F841 (the tensors the descriptors point into)
-    dtype = _VALUE_DTYPES[a_values.dtype]
+    dtype = COUNTING_DTYPES[a_values.dtype]
     if device.type == "cuda":
         status = _native.lib.tropical_counting_gemm(dtype, *packed, batch, device_options(device))
     else:

@@ -28,7 +28,7 @@ from torch import Tensor
 from typing import NamedTuple
 
 from . import _contract, _einsum_graphs, _einsum_plan
-from ._checks import DTYPES, ONES, dtype_code, check_semiring_dtype, unsupported_device
+from ._checks import COUNTING_DTYPES, DTYPES, ONES, dtype_code, check_semiring_dtype, unsupported_device
 from ._native import COUNTING, SEMIRINGS, InvalidArgumentError, UnsupportedError
 from .functional import direct_ok, semiring_name
 
@@ -90,7 +90,7 @@ def _counting_pairs(operands) -> tuple[list[Tensor], list[Tensor]]:
         else:
             raise InvalidArgumentError(f"tropical_gemm.einsum: operand {n} is a {type(x).__name__}, not a "
                                        f"torch.Tensor or a (values, counts) pair")
-        if v.dtype not in _contract._COUNTING_DTYPES:
+        if v.dtype not in COUNTING_DTYPES:
             raise UnsupportedError(
                 f"tropical_gemm.einsum: operand {n} has dtype {v.dtype}; counting values are float32 or "
                 f"float64 (counts are float64): convert them, e.g. with .double()")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, NamedTuple
 
@@ -113,7 +114,16 @@ _DTYPE_TAGS = {**{n: t.tag for n, t in _native.ELEMENT_TYPES.items()}, "bool": _
 
 
 def _dtype_tag(dtype) -> str:
-    name = str(dtype).replace("torch.", "")
+    """The kernels' tag of a dtype given as a name ("float32", "bool"), a tag ("f32"), or a PyTorch or
+    NumPy dtype: the table's name whose PyTorch dtype it is, or NumPy's name of it."""
+    if isinstance(dtype, str):
+        name = dtype
+    else:
+        torch = sys.modules.get("torch")  # a PyTorch dtype comes from a loaded PyTorch; this module never loads it
+        if torch is not None and isinstance(dtype, torch.dtype):
+            name = next((n for n in _DTYPE_TAGS if getattr(torch, n, None) == dtype), None)
+        else:
+            name = getattr(dtype, "name", None)  # NumPy's names are the table's ("float32")
     tag = _DTYPE_TAGS.get(name, name)
     if tag not in _DTYPE_TAGS.values():
         names = ", ".join(_native.ELEMENT_TYPES)
