@@ -1,6 +1,7 @@
 // Loading one cache entry with the driver, to prove that a device accepts it (load_cache_entry of
 // tropical/cache.hpp, what tropical-gemm-warmup --verify does on a GPU). The entry is read through
-// the cache store, with the trust rules the library loads with.
+// the cache store, with the trust rules the library loads with. It sits with the context, which
+// loads every other module (CudaContext::kernel), so that the loader below never needs a context.
 #include <fmt/format.h>
 
 #include <tropical/cache.hpp>
