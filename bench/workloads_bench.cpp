@@ -37,7 +37,7 @@
 #include <tropical/gemm.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
-#include "driver/stream_graph.hpp"
+#include "tests/support/stream_graph.hpp"
 #include "gemm/plan.hpp"
 #include "gemm/request.hpp"
 #include "gemm/validate.hpp"

@@ -13,7 +13,7 @@
 #include <tropical/device_buffer.hpp>
 #include <tropical/gemm.hpp>
 #include <tropical/host.hpp>
-#include "driver/stream_graph.hpp"
+#include "support/stream_graph.hpp"
 #include "support/backtrack_cases.hpp"
 #include "support/gpu.hpp"
 

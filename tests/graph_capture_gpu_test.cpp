@@ -17,7 +17,7 @@
 #include <tropical/context.hpp>
 #include <tropical/gemm.hpp>
 #include <tropical/kernels.hpp>
-#include "driver/stream_graph.hpp"
+#include "support/stream_graph.hpp"
 #include "gemm/plan.hpp"
 #include "gemm/validate.hpp"
 #include "support/gemm_test_util.hpp"

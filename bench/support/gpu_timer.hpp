@@ -10,7 +10,7 @@
 
 #include <tropical/context.hpp>
 #include <tropical/error.hpp>
-#include "context/gpu_availability.hpp"
+#include "tests/support/gpu_availability.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
 
