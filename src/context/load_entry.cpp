@@ -11,6 +11,7 @@
 #include "cache/cache_store.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
+#include "driver/dropped_result.hpp"
 
 namespace tropical {
 
@@ -36,7 +37,7 @@ bool load_cache_entry(const CacheEntry& entry, int device_ordinal) {
     TROPICAL_CU(cuModuleLoadData(&module, image.data()));
     CUfunction function = nullptr;
     const CUresult found = detail::driver().cuModuleGetFunction(&function, module, entry.kernel.c_str());
-    (void)detail::driver().cuModuleUnload(module);
+    TROPICAL_CU_DROPPED(cuModuleUnload(module));  // the entry was proven loadable; the unload is no news
     if (found != CUDA_SUCCESS) detail::throw_cuda_error(found, "cuModuleGetFunction", __FILE__, __LINE__);
     return true;
 }
