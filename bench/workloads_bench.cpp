@@ -37,14 +37,14 @@
 #include <tropical/gemm.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
-#include "driver/stream_graph.hpp"
 #include "gemm/plan.hpp"
-#include "gemm/request.hpp"
-#include "gemm/validate.hpp"
+#include "request/request.hpp"
+#include "request/validate.hpp"
 #include "support/bench_inputs.hpp"
 #include "support/gpu_timer.hpp"
 #include "support/limits.hpp"
 #include "support/timing.hpp"
+#include "tests/support/stream_graph.hpp"
 
 using namespace tropical;
 using namespace tropical::bench;

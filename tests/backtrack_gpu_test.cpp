@@ -13,9 +13,9 @@
 #include <tropical/device_buffer.hpp>
 #include <tropical/gemm.hpp>
 #include <tropical/host.hpp>
-#include "driver/stream_graph.hpp"
 #include "support/backtrack_cases.hpp"
 #include "support/gpu.hpp"
+#include "support/stream_graph.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;

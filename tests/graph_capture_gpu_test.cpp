@@ -17,11 +17,11 @@
 #include <tropical/context.hpp>
 #include <tropical/gemm.hpp>
 #include <tropical/kernels.hpp>
-#include "driver/stream_graph.hpp"
 #include "gemm/plan.hpp"
-#include "gemm/validate.hpp"
+#include "request/validate.hpp"
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
+#include "support/stream_graph.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;

@@ -4,6 +4,7 @@
 
 #include <tropical/error.hpp>
 #include "driver/cuda_driver.hpp"
+#include "driver/dropped_result.hpp"
 #include "nvrtc/compile_options.hpp"
 #include "nvrtc/compiler.hpp"
 #include "nvrtc/nvrtc_library.hpp"
@@ -98,4 +99,27 @@ TEST(ErrorMacros, MachineConditionsSayWhatToDo) {
     } catch (const OutOfMemory& e) {
         EXPECT_THAT(std::string(e.what()), HasSubstr("Free device memory"));
     }
+}
+
+// What a destructor drops (driver/dropped_result.hpp): said on stderr in debug builds only, and
+// never the driver's shutdown at process exit.
+TEST(ErrorMacros, DroppedFailuresAreReportedInDebugBuildsButNotTheDriversShutdown) {
+    ::testing::internal::CaptureStderr();
+    report_dropped(CUDA_SUCCESS, "cuMemFree(pointer)", "src/x.cpp", 1);
+    report_dropped(CUDA_ERROR_DEINITIALIZED, "cuMemFree(pointer)", "src/x.cpp", 2);
+    report_dropped(CudaError("src/y.cpp:3: cuCtxPushCurrent(context) failed", CUDA_ERROR_DEINITIALIZED), "src/x.cpp",
+                   4);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+
+    ::testing::internal::CaptureStderr();
+    report_dropped(CUDA_ERROR_INVALID_VALUE, "cuMemFree(pointer)", "src/x.cpp", 5);
+    report_dropped(CudaError("src/y.cpp:6: cuCtxPushCurrent(context) failed", CUDA_ERROR_INVALID_CONTEXT), "src/x.cpp",
+                   7);
+    const std::string said = ::testing::internal::GetCapturedStderr();
+#ifdef NDEBUG
+    EXPECT_EQ(said, "");
+#else
+    EXPECT_THAT(said, HasSubstr("src/x.cpp:5: cuMemFree(pointer) failed: "));
+    EXPECT_THAT(said, HasSubstr("src/x.cpp:7: src/y.cpp:6: cuCtxPushCurrent(context) failed"));
+#endif
 }

@@ -17,8 +17,8 @@
 #include <tropical/kernels.hpp>
 #include "catalogue/catalogue.hpp"
 #include "gemm/plan.hpp"
-#include "gemm/request.hpp"
-#include "gemm/validate.hpp"
+#include "request/request.hpp"
+#include "request/validate.hpp"
 #include "support/orand_inputs.hpp"
 #include "support/sanitizers.hpp"
 

@@ -1,4 +1,4 @@
-// Request validation (src/gemm/validate.cpp), part 2: overlaps, unsupported combinations, sizes,
+// Request validation (src/request/validate.cpp), part 2: overlaps, unsupported combinations, sizes,
 // unknown enumerators, and the requests that must pass (validation_test.cpp: shapes and strides).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

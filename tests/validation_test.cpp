@@ -1,4 +1,4 @@
-// Request validation (src/gemm/validate.cpp), which needs no GPU, part 1: shapes, leading
+// Request validation (src/request/validate.cpp), which needs no GPU, part 1: shapes, leading
 // dimensions, pointers and batch strides. Every rejected request throws the right exception with a
 // message that names the operand and says what is expected (validation_limits_test.cpp: the rest).
 #include <gmock/gmock.h>

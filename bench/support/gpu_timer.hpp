@@ -10,9 +10,9 @@
 
 #include <tropical/context.hpp>
 #include <tropical/error.hpp>
-#include "context/gpu_availability.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
+#include "tests/support/gpu_availability.hpp"
 
 namespace tropical::bench {
 

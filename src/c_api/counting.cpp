@@ -6,6 +6,7 @@
 #include "c_api/guard.hpp"
 #include "c_api/request.hpp"
 #include "cpu/host.hpp"
+#include "gemm/run.hpp"
 
 namespace tropical::detail {
 namespace {

@@ -5,6 +5,7 @@
 #include <tropical/c_api.h>
 #include "c_api/guard.hpp"
 #include "c_api/request.hpp"
+#include "gemm/run.hpp"
 
 namespace tropical::detail {
 namespace {

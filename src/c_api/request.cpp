@@ -80,17 +80,25 @@ void require_descriptors(Operation operation, std::int32_t semiring, const tropi
 Request request_from_c(Operation operation, std::int32_t semiring, std::int32_t dtype, const tropical_matrix* a,
                        const tropical_matrix* b, const tropical_matrix* c, const tropical_matrix* argmax,
                        const tropical_matrix* grad, std::int64_t batch, const tropical_options* options) {
-    Request q;
-    q.operation = operation;
-    q.semiring = semiring_from_c(semiring);
-    q.dtype = dtype_from_c(dtype);
+    // Converted in this order, so that the first bad argument is the one named.
+    const Semiring s = semiring_from_c(semiring);
+    const DType t = dtype_from_c(dtype);
     const bool backward = operation == Operation::BackwardA || operation == Operation::BackwardB;
-    q.a = operand(a, "A"), q.b = operand(b, "B"), q.c = operand(c, backward ? "grad_C" : "C");
-    q.argmax = operand(argmax, "argmax");
-    q.grad = operand(grad, operation == Operation::BackwardA ? "grad_A" : "grad_B");
-    q.batch = batch;
-    q.options = options_from_c(options);
-    return q;
+    const OperandRef ra = operand(a, "A"), rb = operand(b, "B"), rc = operand(c, backward ? "grad_C" : "C");
+    const OperandRef rargmax = operand(argmax, "argmax");
+    const OperandRef rgrad = operand(grad, operation == Operation::BackwardA ? "grad_A" : "grad_B");
+    const GemmOptions o = options_from_c(options);
+    switch (operation) {
+    case Operation::Gemm: return product_request(s, t, ra, rb, rc, nullptr, batch, o);
+    case Operation::GemmArgmax: return product_request(s, t, ra, rb, rc, &rargmax, batch, o);
+    case Operation::BackwardA:
+    case Operation::BackwardB:
+        return backward_request(operation == Operation::BackwardA ? Gradient::OfA : Gradient::OfB, s, t, rc, rargmax,
+                                ra, rb, rgrad, batch, o);
+    case Operation::PackBits:
+    case Operation::Backtrack: break;
+    }
+    throw Error(Status::Internal, "request_from_c takes products and backward passes only");
 }
 
 Request packed_request_from_c(Operation operation, std::int32_t semiring, const tropical_matrix* a,
@@ -98,9 +106,9 @@ Request packed_request_from_c(Operation operation, std::int32_t semiring, const 
                               const tropical_matrix* argmax, std::int64_t batch, const tropical_options* options) {
     require_descriptors(operation, semiring, a, b, c, argmax, nullptr);
     if (k < 0) throw InvalidArgument(fmt::format("k is {}: the number of booleans packed along K is 0 or more", k));
-    Request q = request_from_c(operation, semiring, TROPICAL_U8, a, b, c, argmax, nullptr, batch, options);
-    q.packed_k = k;
-    return q;
+    const Request q = request_from_c(operation, semiring, TROPICAL_U8, a, b, c, argmax, nullptr, batch, options);
+    return packed_product_request(q.semiring, q.a, q.b, k, q.c,
+                                  q.operation == Operation::GemmArgmax ? &q.argmax : nullptr, batch, q.options);
 }
 
 Request pack_request_from_c(const tropical_matrix* bytes, std::int32_t as, const tropical_matrix* words,
@@ -110,15 +118,8 @@ Request pack_request_from_c(const tropical_matrix* bytes, std::int32_t as, const
     if (as != TROPICAL_PACK_A && as != TROPICAL_PACK_B)
         throw InvalidArgument(
             fmt::format("unknown operand to pack for ({}); use TROPICAL_PACK_A or TROPICAL_PACK_B", as));
-    Request q;
-    q.operation = Operation::PackBits;
-    q.semiring = Semiring::OrAnd, q.dtype = DType::U8;
-    q.a = operand(bytes, "bytes");
-    q.c = operand(words, "words");
-    q.pack = as == TROPICAL_PACK_A ? PackAs::A : PackAs::B;
-    q.batch = batch;
-    q.options = options_from_c(options);
-    return q;
+    const OperandRef from = operand(bytes, "bytes"), to = operand(words, "words");
+    return pack_request(from, as == TROPICAL_PACK_A ? PackAs::A : PackAs::B, to, batch, options_from_c(options));
 }
 
 Request backtrack_request_from_c(const tropical_matrix* back, std::int64_t steps, const tropical_matrix* last,

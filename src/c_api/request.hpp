@@ -1,10 +1,11 @@
 #pragma once
-// The C ABI's arguments (tropical/c_api.h) as the library's Request, range-checked on the way.
+// The C ABI's arguments (tropical/c_api.h) as the library's Request, range-checked on the way and
+// assembled by the request's builders (request/request.hpp), as the C++ entry points' are.
 #include <cstdint>
 #include <string>
 
 #include <tropical/c_api.h>
-#include "gemm/request.hpp"
+#include "request/request.hpp"
 
 namespace tropical::detail {
 

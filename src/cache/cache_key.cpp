@@ -5,9 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "catalogue/kernel_source.hpp"
-#include "nvrtc/compile_options.hpp"
-
 namespace tropical::detail {
 namespace {
 
@@ -36,15 +33,6 @@ CacheKey cache_key(const KeyInputs& in) {
     const XXH128_hash_t hash = XXH3_128bits_digest(state);
     XXH3_freeState(state);
     return {hash.high64, hash.low64};
-}
-
-CompileInputs compile_inputs(const KernelInfo& kernel, int arch) {
-    return {kernel_source(kernel), compile_options(arch, false)};
-}
-
-CacheKey kernel_cache_key(const KernelInfo& kernel, int arch, CompilerVersion version) {
-    const CompileInputs inputs = compile_inputs(kernel, arch);
-    return cache_key({inputs.source, &inputs.options, version.major, version.minor, arch});
 }
 
 }  // namespace tropical::detail

@@ -1,13 +1,13 @@
 #pragma once
 // The key of a cache entry: XXH3-128 over every input of a compile and nothing else (the exact
 // source text, the options, the NVRTC version, the cache-format version), plus the architecture.
-// Compiler output is never hashed: PTX from CUDA 12+ carries random ids.
+// Compiler output is never hashed: PTX from CUDA 12+ carries random ids. The inputs come as plain
+// text from the caller (loader/kernel_key.hpp assembles a registry kernel's), so that the cache
+// knows neither the catalogue nor NVRTC.
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <tropical/kernels.hpp>
 
 namespace tropical::detail {
 
@@ -30,23 +30,5 @@ struct KeyInputs {
 };
 
 CacheKey cache_key(const KeyInputs& inputs);
-
-// --- the key of a kernel of the registry: the one place that assembles its inputs ----------------
-
-struct CompilerVersion {
-    int major = 0, minor = 0;
-};
-
-// What NVRTC compiles for `kernel` on sm_<arch> (CUBIN and PTX): the source and the options.
-struct CompileInputs {
-    std::string source;
-    std::vector<std::string> options;
-};
-CompileInputs compile_inputs(const KernelInfo& kernel, int arch);
-
-// The key under which the entries of `kernel` for sm_<arch>, compiled by NVRTC `version`, are
-// stored: cache_key over compile_inputs(kernel, arch). The loader, the listing and the warm-up
-// all use this, so that they can never disagree on which file a kernel is.
-CacheKey kernel_cache_key(const KernelInfo& kernel, int arch, CompilerVersion version);
 
 }  // namespace tropical::detail

@@ -12,6 +12,7 @@
 #include "context/scoped_context.hpp"
 #include "driver/capture_mode.hpp"
 #include "driver/cuda_driver.hpp"
+#include "driver/dropped_result.hpp"
 #include "loader/kernel_binaries.hpp"
 
 namespace tropical {
@@ -21,9 +22,8 @@ constexpr int kMaxDevices = 64;
 
 struct ModuleUnloader {
     void operator()(CUmod_st* module) const noexcept {
-        // At process exit the driver may already be gone; that is not an error worth reporting.
-        const CUresult r = detail::driver().cuModuleUnload(module);
-        (void)r;
+        // At process exit the driver may already be gone: no error (detail::report_dropped).
+        TROPICAL_CU_DROPPED(cuModuleUnload(module));
     }
 };
 using ModuleHandle = std::unique_ptr<CUmod_st, ModuleUnloader>;
@@ -104,7 +104,7 @@ CudaContext::CudaContext(int ordinal) : impl_(std::make_unique<Impl>(kernel_regi
 CudaContext::~CudaContext() {
     if (!impl_) return;
     impl_->modules.clear();
-    detail::driver().cuDevicePrimaryCtxRelease(impl_->device);
+    TROPICAL_CU_DROPPED(cuDevicePrimaryCtxRelease(impl_->device));
 }
 
 int CudaContext::ordinal() const { return impl_->ordinal; }

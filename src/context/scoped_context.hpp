@@ -4,6 +4,7 @@
 #include <cuda.h>
 
 #include "driver/cuda_driver.hpp"
+#include "driver/dropped_result.hpp"
 
 namespace tropical::detail {
 
@@ -20,7 +21,7 @@ public:
     ~ScopedContext() {
         if (pushed_) {
             CUcontext popped = nullptr;
-            driver().cuCtxPopCurrent(&popped);
+            TROPICAL_CU_DROPPED(cuCtxPopCurrent(&popped));
         }
     }
     ScopedContext(const ScopedContext&) = delete;

@@ -18,7 +18,7 @@
 #include <tropical/counting.hpp>
 #include <tropical/error.hpp>
 #include "contract/tensor_views.hpp"
-#include "gemm/validate.hpp"
+#include "request/validate.hpp"
 
 namespace tropical::detail {
 namespace {

@@ -1,10 +1,10 @@
 #pragma once
 // The CPU path of every request: what tropical/host.hpp's templates and the C ABI's tropical_host_*
 // functions (src/c_api/host.cpp) call. The same Request and the same validation as the GPU path
-// (gemm/validate.cpp); then the products (cpu/host_product.cpp) or the gradients
+// (request/validate.cpp); then the products (cpu/host_product.cpp) or the gradients
 // (cpu/host_backward.cpp), cut into tasks for the thread pool.
-#include "gemm/request.hpp"
-#include "gemm/validate.hpp"
+#include "request/request.hpp"
+#include "request/validate.hpp"
 
 namespace tropical::cpu {
 

@@ -50,63 +50,48 @@ const char* simd_target() { return cpu::target_name(); }
 int default_threads() { return cpu::available_cores(); }
 
 namespace detail {
+namespace {
+
+using tropical::detail::backtrack_request;
+using tropical::detail::backward_request;
+using tropical::detail::pack_request;
+using tropical::detail::packed_product_request;
+using tropical::detail::product_request;
+
+// The request's options on the CPU: accumulate is all that matters there.
+GemmOptions request_options(const Options& options) {
+    GemmOptions o;
+    o.accumulate = options.accumulate;
+    return o;
+}
+
+}  // namespace
 
 void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandRef& b, const OperandRef& c,
              const OperandRef* argmax, std::int64_t batch, const Options& options) {
-    tropical::detail::Request q;
-    q.operation = argmax ? tropical::detail::Operation::GemmArgmax : tropical::detail::Operation::Gemm;
-    q.semiring = semiring, q.dtype = dtype;
-    q.a = a, q.b = b, q.c = c;
-    if (argmax) q.argmax = *argmax;
-    q.batch = batch;
-    q.options.accumulate = options.accumulate;
-    cpu::run(q, options.threads);
+    cpu::run(product_request(semiring, dtype, a, b, c, argmax, batch, request_options(options)), options.threads);
 }
 
 void product_packed(Semiring semiring, const OperandRef& a, const OperandRef& b, std::int64_t k, const OperandRef& c,
                     const OperandRef* argmax, std::int64_t batch, const Options& options) {
-    if (k < 0) throw InvalidArgument(fmt::format("K is {}: the number of booleans packed along K is 0 or more", k));
-    tropical::detail::Request q;
-    q.operation = argmax ? tropical::detail::Operation::GemmArgmax : tropical::detail::Operation::Gemm;
-    q.semiring = semiring, q.dtype = DType::U8;
-    q.a = a, q.b = b, q.c = c;
-    if (argmax) q.argmax = *argmax;
-    q.batch = batch;
-    q.packed_k = k;
-    q.options.accumulate = options.accumulate;
-    cpu::run(q, options.threads);
+    cpu::run(packed_product_request(semiring, a, b, k, c, argmax, batch, request_options(options)), options.threads);
 }
 
 void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
                const Options& options) {
-    tropical::detail::Request q;
-    q.operation = tropical::detail::Operation::PackBits;
-    q.semiring = Semiring::OrAnd, q.dtype = DType::U8;
-    q.a = bytes, q.c = words;
-    q.pack = as;
-    q.batch = batch;
-    q.options.accumulate = options.accumulate;
-    cpu::run(q, options.threads);
+    cpu::run(pack_request(bytes, as, words, batch, request_options(options)), options.threads);
 }
 
 void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
                const Options& options) {
-    GemmOptions host_options;
-    host_options.accumulate = options.accumulate;
-    cpu::run(tropical::detail::backtrack_request(back, steps, last, path, host_options), options.threads);
+    cpu::run(backtrack_request(back, steps, last, path, request_options(options)), options.threads);
 }
 
 void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c, const OperandRef& argmax,
               const OperandRef& a, const OperandRef& b, const OperandRef& grad, std::int64_t batch,
               const Options& options) {
-    tropical::detail::Request q;
-    q.operation = of == Gradient::OfA ? tropical::detail::Operation::BackwardA : tropical::detail::Operation::BackwardB;
-    q.semiring = semiring, q.dtype = dtype;
-    q.c = grad_c, q.argmax = argmax, q.grad = grad;
-    q.a = a, q.b = b;
-    q.batch = batch;
-    q.options.accumulate = options.accumulate;
-    cpu::run(q, options.threads);
+    cpu::run(backward_request(of, semiring, dtype, grad_c, argmax, a, b, grad, batch, request_options(options)),
+             options.threads);
 }
 
 }  // namespace detail

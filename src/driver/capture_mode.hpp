@@ -10,13 +10,14 @@
 #include <cuda.h>
 
 #include "driver/cuda_driver.hpp"
+#include "driver/dropped_result.hpp"
 
 namespace tropical::detail {
 
 class RelaxedCaptureMode {
 public:
     RelaxedCaptureMode() { TROPICAL_CU(cuThreadExchangeStreamCaptureMode(&previous_)); }
-    ~RelaxedCaptureMode() { driver().cuThreadExchangeStreamCaptureMode(&previous_); }
+    ~RelaxedCaptureMode() { TROPICAL_CU_DROPPED(cuThreadExchangeStreamCaptureMode(&previous_)); }
     RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
     RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
 

@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <tropical/error.hpp>
+#include "driver/dropped_result.hpp"
 #include "util/dynamic_library.hpp"
 #include "util/load_once.hpp"
+#include "util/warnings.hpp"
 
 namespace tropical::detail {
 namespace {
@@ -114,5 +116,25 @@ void throw_cuda_error(CUresult result, const char* call, const char* file, int l
     default: throw CudaError(message, result);
     }
 }
+
+#ifndef NDEBUG
+void report_dropped(CUresult result, const char* call, const char* file, int line) noexcept {
+    if (result == CUDA_SUCCESS || result == CUDA_ERROR_DEINITIALIZED) return;
+    try {
+        report_dropped_failure(fmt::format("{}:{}: {} failed: {}", file, line, call, describe(result)));
+    } catch (...) {
+        report_dropped_failure(call);  // no memory for the message
+    }
+}
+
+void report_dropped(const std::exception& error, const char* file, int line) noexcept {
+    if (const auto* e = dynamic_cast<const Error*>(&error); e && e->code() == CUDA_ERROR_DEINITIALIZED) return;
+    try {
+        report_dropped_failure(fmt::format("{}:{}: {}", file, line, error.what()));
+    } catch (...) {
+        report_dropped_failure(error.what());
+    }
+}
+#endif
 
 }  // namespace tropical::detail

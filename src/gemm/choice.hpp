@@ -10,8 +10,8 @@
 
 #include <tropical/kernels.hpp>
 #include "catalogue/catalogue.hpp"
-#include "gemm/request.hpp"
-#include "gemm/validate.hpp"
+#include "request/request.hpp"
+#include "request/validate.hpp"
 
 namespace tropical::detail {
 

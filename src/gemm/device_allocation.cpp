@@ -5,6 +5,7 @@
 #include <tropical/error.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
+#include "driver/dropped_result.hpp"
 
 namespace tropical::detail {
 
@@ -28,10 +29,13 @@ DeviceAllocation::DeviceAllocation(std::size_t bytes, int device)
 }
 
 void DeviceFree::operator()(void* pointer) const noexcept {
-    // The driver may be shutting down at process exit; a failed free then is no news.
+    // The driver may be shutting down at process exit; a failed free then is no news. Any other
+    // failure is reported in debug builds (driver/dropped_result.hpp).
     try {
         ScopedContext current(CudaContext::for_device(device).primary_context());
-        driver().cuMemFree(reinterpret_cast<CUdeviceptr>(pointer));
+        TROPICAL_CU_DROPPED(cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)));
+    } catch (const std::exception& e) {
+        report_dropped(e, __FILE__, __LINE__);
     } catch (...) {
     }
 }

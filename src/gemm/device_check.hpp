@@ -2,7 +2,7 @@
 #include <cuda.h>
 
 #include <tropical/context.hpp>
-#include "gemm/validate.hpp"
+#include "request/validate.hpp"
 
 namespace tropical::detail {
 

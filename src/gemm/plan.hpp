@@ -8,9 +8,9 @@
 
 #include <tropical/kernels.hpp>
 #include "gemm/choice.hpp"
-#include "gemm/request.hpp"
-#include "gemm/validate.hpp"
 #include "kernel_params.h"
+#include "request/request.hpp"
+#include "request/validate.hpp"
 
 namespace tropical::detail {
 

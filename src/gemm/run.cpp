@@ -10,8 +10,8 @@
 #include "driver/cuda_driver.hpp"
 #include "gemm/device_check.hpp"
 #include "gemm/plan.hpp"
-#include "gemm/request.hpp"
-#include "gemm/validate.hpp"
+#include "gemm/run.hpp"
+#include "request/validate.hpp"
 
 namespace tropical::detail {
 namespace {
@@ -82,40 +82,17 @@ void run(const Request& q) {
 
 void product(Semiring semiring, DType dtype, const OperandRef& a, const OperandRef& b, const OperandRef& c,
              const OperandRef* argmax, std::int64_t batch, const GemmOptions& options) {
-    Request q;
-    q.operation = argmax ? Operation::GemmArgmax : Operation::Gemm;
-    q.semiring = semiring, q.dtype = dtype;
-    q.a = a, q.b = b, q.c = c;
-    if (argmax) q.argmax = *argmax;
-    q.batch = batch;
-    q.options = options;
-    run(q);
+    run(product_request(semiring, dtype, a, b, c, argmax, batch, options));
 }
 
 void product_packed(Semiring semiring, const OperandRef& a, const OperandRef& b, std::int64_t k, const OperandRef& c,
                     const OperandRef* argmax, std::int64_t batch, const GemmOptions& options) {
-    Request q;
-    q.operation = argmax ? Operation::GemmArgmax : Operation::Gemm;
-    q.semiring = semiring, q.dtype = DType::U8;
-    q.a = a, q.b = b, q.c = c;
-    if (argmax) q.argmax = *argmax;
-    q.batch = batch;
-    q.options = options;
-    if (k < 0) throw InvalidArgument(fmt::format("K is {}: the number of booleans packed along K is 0 or more", k));
-    q.packed_k = k;
-    run(q);
+    run(packed_product_request(semiring, a, b, k, c, argmax, batch, options));
 }
 
 void pack_bits(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
                const GemmOptions& options) {
-    Request q;
-    q.operation = Operation::PackBits;
-    q.semiring = Semiring::OrAnd, q.dtype = DType::U8;
-    q.a = bytes, q.c = words;
-    q.pack = as;
-    q.batch = batch;
-    q.options = options;
-    run(q);
+    run(pack_request(bytes, as, words, batch, options));
 }
 
 void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
@@ -123,47 +100,15 @@ void backtrack(const OperandRef& back, std::int64_t steps, const OperandRef& las
     run(backtrack_request(back, steps, last, path, options));
 }
 
-Request backtrack_request(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
-                          const GemmOptions& options) {
-    Request q;
-    q.operation = Operation::Backtrack;
-    q.dtype = DType::I32;
-    q.argmax = back, q.a = last, q.c = path;
-    q.batch = steps;
-    q.options = options;
-    return q;
-}
-
 void counting_product(DType dtype, const CountingOperands& a, const CountingOperands& b, const CountingOperands& c,
                       std::int64_t batch, const GemmOptions& options) {
     run(counting_request(dtype, a, b, c, batch, options.accumulate, options));
 }
 
-Request counting_request(DType dtype, const CountingOperands& a, const CountingOperands& b, const CountingOperands& c,
-                         std::int64_t batch, bool accumulate, const GemmOptions& options) {
-    Request q;
-    q.operation = Operation::Gemm;
-    q.semiring = Semiring::Counting, q.dtype = dtype;
-    q.a = a.values, q.b = b.values, q.c = c.values;
-    q.a_count = a.counts, q.b_count = b.counts, q.c_count = c.counts;
-    q.with_counts = true;
-    q.batch = batch;
-    q.options = options;
-    q.options.accumulate = accumulate;
-    return q;
-}
-
 void backward(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c, const OperandRef& argmax,
               const OperandRef& a, const OperandRef& b, const OperandRef& grad, std::int64_t batch,
               const GemmOptions& options) {
-    Request q;
-    q.operation = of == Gradient::OfA ? Operation::BackwardA : Operation::BackwardB;
-    q.semiring = semiring, q.dtype = dtype;
-    q.c = grad_c, q.argmax = argmax, q.grad = grad;
-    q.a = a, q.b = b;
-    q.batch = batch;
-    q.options = options;
-    run(q);
+    run(backward_request(of, semiring, dtype, grad_c, argmax, a, b, grad, batch, options));
 }
 
 }  // namespace tropical::detail

@@ -15,9 +15,9 @@
 
 #include <tropical/cache.hpp>
 #include <tropical/kernels.hpp>
-#include "cache/cache_key.hpp"
 #include "cache/cache_store.hpp"
 #include "cache/entry_format.hpp"
+#include "loader/kernel_key.hpp"
 #include "nvrtc/compiler.hpp"
 
 namespace tropical::detail {

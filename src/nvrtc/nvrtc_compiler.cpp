@@ -6,6 +6,7 @@
 #include <tropical/error.hpp>
 #include "nvrtc/compiler.hpp"
 #include "nvrtc/nvrtc_library.hpp"
+#include "util/warnings.hpp"
 
 namespace tropical::detail {
 namespace {
@@ -13,7 +14,19 @@ namespace {
 // Owns an nvrtcProgram; destroyed on every path out of compile().
 struct ProgramDeleter {
     const NvrtcApi* api;
-    void operator()(_nvrtcProgram* program) const noexcept { api->nvrtcDestroyProgram(&program); }
+    void operator()(_nvrtcProgram* program) const noexcept {
+        const nvrtcResult result = api->nvrtcDestroyProgram(&program);
+#ifndef NDEBUG
+        if (result == NVRTC_SUCCESS) return;
+        try {
+            report_dropped_failure(fmt::format("nvrtcDestroyProgram failed: {}", api->nvrtcGetErrorString(result)));
+        } catch (...) {
+            report_dropped_failure("nvrtcDestroyProgram failed");
+        }
+#else
+        (void)result;
+#endif
+    }
 };
 using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
 

@@ -49,6 +49,13 @@ void warn_once(std::string_view topic, std::string_view message) {
     else default_handler(message);
 }
 
+#ifndef NDEBUG
+void report_dropped_failure(std::string_view message) noexcept {
+    std::fprintf(stderr, "tropical-gemm: debug: dropped in a destructor: %.*s\n", static_cast<int>(message.size()),
+                 message.data());
+}
+#endif
+
 void reset_warnings_for_testing() {
     auto& s = state();
     std::lock_guard lock(s.mutex);

@@ -11,7 +11,7 @@
 
 #include <tropical/c_api.h>
 #include <tropical/error.hpp>
-#include "gemm/validate.hpp"
+#include "request/validate.hpp"
 #include "targets.hpp"
 
 extern "C" int tropical_fuzz_call_c_abi(int operation, int semiring, int dtype, const tropical_matrix* a,

@@ -21,8 +21,8 @@
 #include <tropical/kernels.hpp>
 #include "catalogue/catalogue.hpp"
 #include "gemm/plan.hpp"
-#include "gemm/request.hpp"
-#include "gemm/validate.hpp"
+#include "request/request.hpp"
+#include "request/validate.hpp"
 #include "support/gemm_test_util.hpp"
 
 #include "support/emulated_device_code.hpp"

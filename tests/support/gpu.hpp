@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "context/gpu_availability.hpp"
+#include "support/gpu_availability.hpp"
 
 namespace tropical::testing {
 

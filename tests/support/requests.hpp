@@ -10,7 +10,7 @@
 
 #include <tropical/error.hpp>
 #include <tropical/gemm.hpp>
-#include "gemm/validate.hpp"
+#include "request/validate.hpp"
 
 namespace tropical::testing {
 

@@ -11,6 +11,7 @@
 #include <tropical/context.hpp>
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
+#include "driver/dropped_result.hpp"
 
 namespace tropical::detail {
 
@@ -26,8 +27,9 @@ public:
         if (!stream_) return;
         try {
             const ScopedContext current(context_);
-            driver().cuStreamDestroy(stream_);
-        } catch (...) {  // the driver is gone at exit: nothing left to free
+            TROPICAL_CU_DROPPED(cuStreamDestroy(stream_));
+        } catch (const std::exception& e) {  // the driver is gone at exit: nothing left to free
+            report_dropped(e, __FILE__, __LINE__);
         }
     }
     OwnedStream(const OwnedStream&) = delete;
@@ -69,9 +71,10 @@ public:
     ~CapturedGraph() {
         try {
             const ScopedContext current(context_);
-            if (exec_) driver().cuGraphExecDestroy(exec_);
-            if (graph_) driver().cuGraphDestroy(graph_);
-        } catch (...) {
+            if (exec_) TROPICAL_CU_DROPPED(cuGraphExecDestroy(exec_));
+            if (graph_) TROPICAL_CU_DROPPED(cuGraphDestroy(graph_));
+        } catch (const std::exception& e) {
+            report_dropped(e, __FILE__, __LINE__);
         }
     }
     CapturedGraph(const CapturedGraph&) = delete;

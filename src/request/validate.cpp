@@ -1,4 +1,4 @@
-#include "gemm/validate.hpp"
+#include "request/validate.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,8 @@
 // Cache administration (tropical/cache.hpp): listing, verifying, trimming and clearing the disk
-// cache that the loader fills. Built on the cache store (cache_store.hpp), which takes every step
-// on the file system with the trust rules the library loads with: nothing here opens, names or
-// parses a file.
+// cache that the loader fills. Built on the cache store (cache/cache_store.hpp), which takes every
+// step on the file system with the trust rules the library loads with: nothing here opens, names or
+// parses a file. It sits with the loader, not in src/cache, because it names entries by their
+// registry kernel and tells the current ones by the loader's key (loader/kernel_key.hpp).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -15,8 +16,8 @@
 
 #include <tropical/cache.hpp>
 #include <tropical/error.hpp>
-#include "cache/cache_key.hpp"
 #include "cache/cache_store.hpp"
+#include "loader/kernel_key.hpp"
 #include "util/warnings.hpp"
 
 namespace tropical {

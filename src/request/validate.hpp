@@ -4,7 +4,7 @@
 // or Unsupported with a message that says what is wrong and what is expected.
 #include <cstdint>
 
-#include "gemm/request.hpp"
+#include "request/request.hpp"
 
 namespace tropical::detail {
 

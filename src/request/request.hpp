@@ -1,7 +1,8 @@
 #pragma once
-// One type-erased request: what every public entry point (the templates of tropical/gemm.hpp, the C
-// ABI) turns into, and what run() executes in three steps: validate (gemm/validate.hpp), plan
-// (gemm/plan.hpp: the kernel, its grid and shared memory) and launch.
+// One type-erased request: what every public entry point (the templates of tropical/gemm.hpp and
+// tropical/host.hpp, the C ABI) turns into, through the one builder per operation below. The GPU
+// path (gemm/run.hpp) validates it (request/validate.hpp), plans it and launches it; the CPU path
+// (cpu/host.hpp) validates it the same way and computes it.
 #include <cstdint>
 
 #include <tropical/counting.hpp>
@@ -38,16 +39,34 @@ struct Request {
     PackAs pack = PackAs::A;     // PackBits: a packed as an A (along its columns) or a B (its rows)
 };
 
-// A counting product's request (device or host: options.stream and options.device matter only on
-// the device).
+// --- the builders: the one place a request of each operation is assembled (request/request.cpp),
+// for the GPU path, the CPU path and the C ABI alike. On the CPU, only options.accumulate matters.
+
+// c = a (x) b, with argmax where `argmax` is not null (GemmArgmax).
+Request product_request(Semiring semiring, DType dtype, const OperandRef& a, const OperandRef& b, const OperandRef& c,
+                        const OperandRef* argmax, std::int64_t batch, const GemmOptions& options);
+
+// OrAnd on packed operands: product_request's (u8) with K = k booleans packed along K. Throws
+// InvalidArgument for k < 0.
+Request packed_product_request(Semiring semiring, const OperandRef& a, const OperandRef& b, std::int64_t k,
+                               const OperandRef& c, const OperandRef* argmax, std::int64_t batch,
+                               const GemmOptions& options);
+
+// PackBits: `bytes` packed into 32-bit `words` as the operand `as` says.
+Request pack_request(const OperandRef& bytes, PackAs as, const OperandRef& words, std::int64_t batch,
+                     const GemmOptions& options);
+
+// The gradient of A or B from grad_c and argmax (and a, b where the semiring's route reads them).
+Request backward_request(Gradient of, Semiring semiring, DType dtype, const OperandRef& grad_c,
+                         const OperandRef& argmax, const OperandRef& a, const OperandRef& b, const OperandRef& grad,
+                         std::int64_t batch, const GemmOptions& options);
+
+// A counting product's request: options.accumulate is `accumulate`.
 Request counting_request(DType dtype, const CountingOperands& a, const CountingOperands& b, const CountingOperands& c,
                          std::int64_t batch, bool accumulate, const GemmOptions& options = {});
 
-// A backtrack's request (device or host): the paths walked back from last through `steps` tables.
+// A backtrack's request: the paths walked back from last through `steps` tables.
 Request backtrack_request(const OperandRef& back, std::int64_t steps, const OperandRef& last, const OperandRef& path,
                           const GemmOptions& options = {});
-
-// Validates, plans and launches; throws the tropical::Error that says what went wrong.
-void run(const Request& request);
 
 }  // namespace tropical::detail

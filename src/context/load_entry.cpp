@@ -1,6 +1,7 @@
 // Loading one cache entry with the driver, to prove that a device accepts it (load_cache_entry of
 // tropical/cache.hpp, what tropical-gemm-warmup --verify does on a GPU). The entry is read through
-// the cache store, with the trust rules the library loads with.
+// the cache store, with the trust rules the library loads with. It sits with the context, which
+// loads every other module (CudaContext::kernel), so that the loader below never needs a context.
 #include <fmt/format.h>
 
 #include <tropical/cache.hpp>
@@ -10,6 +11,7 @@
 #include "cache/cache_store.hpp"
 #include "context/scoped_context.hpp"
 #include "driver/cuda_driver.hpp"
+#include "driver/dropped_result.hpp"
 
 namespace tropical {
 
@@ -35,7 +37,7 @@ bool load_cache_entry(const CacheEntry& entry, int device_ordinal) {
     TROPICAL_CU(cuModuleLoadData(&module, image.data()));
     CUfunction function = nullptr;
     const CUresult found = detail::driver().cuModuleGetFunction(&function, module, entry.kernel.c_str());
-    (void)detail::driver().cuModuleUnload(module);
+    TROPICAL_CU_DROPPED(cuModuleUnload(module));  // the entry was proven loadable; the unload is no news
     if (found != CUDA_SUCCESS) detail::throw_cuda_error(found, "cuModuleGetFunction", __FILE__, __LINE__);
     return true;
 }
