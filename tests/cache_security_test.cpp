@@ -154,8 +154,11 @@ TEST(CacheSecurity, ACacheOwnedByRootIsTrustedByOtherUsers) {
     TempDir dir;
     ASSERT_TRUE(change_mode(dir.path(), 0755));
     warm(dir.path() / "cache");
-    for (const auto& e : fs::recursive_directory_iterator(dir.path() / "cache"))
-        if (e.is_directory()) ASSERT_TRUE(change_mode(e.path(), 0755));
+    for (const auto& e : fs::recursive_directory_iterator(dir.path() / "cache")) {
+        if (e.is_directory()) {
+            ASSERT_TRUE(change_mode(e.path(), 0755));
+        }
+    }
     ASSERT_TRUE(change_mode(dir.path() / "cache", 0755));
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
