@@ -33,22 +33,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-// A contraction's six tensors: each operand's values and counts (same labels and sizes, strides of
-// their own). Every one has a batched-matrix view: the GPU path takes them as they are.
-struct Case {
-    const char* name;
-    TensorSpec a, a_counts, b, b_counts, c, c_counts;
-};
-
-// `t` with its strides set to 0 on the labels `broadcast` (one element serves them all).
-TensorSpec broadcast(TensorSpec t, const std::string& labels) {
-    t.span = 1;
-    for (std::size_t d = 0; d < t.sizes.size(); ++d) {
-        if (labels.find(t.labels[d]) != std::string::npos) t.strides[d] = 0;
-        t.span += (t.sizes[d] - 1) * t.strides[d];
-    }
-    return t;
-}
+using Case = CountingCase;
 
 std::vector<Case> cases() {
     const TensorSpec ik = spec("ik", {33, 40}), kj = spec("kj", {40, 17}), ij = spec("ij", {33, 17});

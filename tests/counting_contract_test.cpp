@@ -28,22 +28,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-// A contraction's six tensors: each operand's values and counts (same labels and sizes).
-struct Case {
-    const char* name;
-    TensorSpec a, a_counts, b, b_counts, c, c_counts;
-    bool posinf = true;  // false where a label of one input alone is reduced first (see below)
-};
-
-// `t` with its strides set to 0 on the labels `broadcast` (one element serves them all).
-TensorSpec broadcast(TensorSpec t, const std::string& labels) {
-    t.span = 1;
-    for (std::size_t d = 0; d < t.sizes.size(); ++d) {
-        if (labels.find(t.labels[d]) != std::string::npos) t.strides[d] = 0;
-        t.span += (t.sizes[d] - 1) * t.strides[d];
-    }
-    return t;
-}
+using Case = CountingCase;
 
 // Where an input's label is reduced before the product, -inf + +inf is not distributive (a step's
 // max(-inf, 3) + +inf is +inf; the loop's -inf + +inf among the terms makes NaN): no +inf there.

@@ -91,6 +91,24 @@ T plus(Semiring s, T x, T y) {
     return max ? std::max(x, y) : std::min(x, y);
 }
 
+// `t` with its strides set to 0 on the labels `broadcast` (one element serves them all).
+inline TensorSpec broadcast(TensorSpec t, const std::string& labels) {
+    t.span = 1;
+    for (std::size_t d = 0; d < t.sizes.size(); ++d) {
+        if (labels.find(t.labels[d]) != std::string::npos) t.strides[d] = 0;
+        t.span += (t.sizes[d] - 1) * t.strides[d];
+    }
+    return t;
+}
+
+// A counting contraction's six tensors: each operand's values and counts (same labels and sizes,
+// strides of their own).
+struct CountingCase {
+    const char* name;
+    TensorSpec a, a_counts, b, b_counts, c, c_counts;
+    bool posinf = true;  // false where a label of one input alone is reduced first (counting_contract_test)
+};
+
 // One term of a contraction by brute force: a value for every label, and where the term lands in a
 // dense row-major C.
 struct Term {
