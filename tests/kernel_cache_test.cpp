@@ -165,15 +165,15 @@ TEST(KernelCache, SixteenThreadsAskingForOneNewKernelCompileItOnce) {
 TEST(KernelCache, IsLazyDifferentKernelsCompileInParallelAndNothingElseIsCompiled) {
     TempDir dir;
     CompilerCounters counters;
-    KernelBinaries binaries({true, dir.path()}, fake_compiler_source(counters, std::chrono::milliseconds(200)));
-    const auto start = std::chrono::steady_clock::now();
+    // Each compile takes a second: two that do not wait for each other overlap, however loaded the
+    // machine that starts the two threads.
+    KernelBinaries binaries({true, dir.path()}, fake_compiler_source(counters, std::chrono::milliseconds(1000)));
     std::thread a([&] { binaries.get(kernel("tropical_gemm_f32_maxplus"), 90); });
     std::thread b([&] { binaries.get(kernel("tropical_gemm_f64_minplus"), 90); });
     a.join();
     b.join();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(counters.compiles, 2);
-    EXPECT_LT(seconds, 0.39) << "two different kernels should not wait for each other";
+    EXPECT_EQ(counters.most_in_flight, 2) << "two different kernels should compile at once, not wait for each other";
     std::set<std::string> kernels_on_disk;
     for (const auto& f : files_in(dir.path()))
         if (f.ends_with(".cubin")) kernels_on_disk.insert(f.substr(0, f.rfind('-')));

@@ -18,6 +18,8 @@ namespace tropical::testing {
 struct CompilerCounters {
     std::atomic<int> loads{0};
     std::atomic<int> compiles{0};
+    std::atomic<int> in_flight{0};       // compiles running now
+    std::atomic<int> most_in_flight{0};  // the most that ran at once
 };
 
 class FakeCompiler final : public detail::Compiler {
@@ -30,7 +32,11 @@ public:
     detail::CompiledKernel compile(std::string_view name, std::string_view source,
                                    const std::vector<std::string>& options) const override {
         ++counters_.compiles;
+        const int now = ++counters_.in_flight;
+        for (int most = counters_.most_in_flight.load(); now > most;)
+            if (counters_.most_in_flight.compare_exchange_weak(most, now)) break;
         std::this_thread::sleep_for(delay_);
+        --counters_.in_flight;
         return expected(name, source, options);
     }
     // What compile() returns for these inputs, for tests to compare against.
