@@ -64,10 +64,11 @@ void fill(const fs::path& folder) {
 
 }  // namespace
 
-// 200 writers (50 under ASan, where each process starts several times slower), each SIGKILLed at a random moment while it publishes entries in a loop (fresh keys
-// every round, payloads up to 128 KiB so that kills land inside writes). After each kill a new
-// process reads every entry through the library: a final-named file is always complete, a lookup
-// never hands out a partial binary, and temp files are never taken for entries.
+// 200 writers (50 under ASan, where each process starts several times slower), each SIGKILLed at a
+// random moment while it publishes entries in a loop (fresh keys every round, payloads up to 128 KiB
+// so that kills land inside writes). After each kill a new process reads every entry through the
+// library: a final-named file is always complete, a lookup never hands out a partial binary, and temp
+// files are never taken for entries.
 TEST(CacheFaults, WritersKilledAtRandomNeverLeaveAPartialEntryForLaterProcesses) {
     TempDir dir;
     const fs::path root = dir.path() / "cache";
