@@ -62,6 +62,15 @@ void fill(const fs::path& folder) {
     while (out.write(block.data(), static_cast<std::streamsize>(block.size()))) out.flush();
 }
 
+// Waits until a cache_writer's output says it has begun publishing (at most a minute: a writer that
+// dies first is reported by its exit code), so that the kill lands among its writes however long the
+// process took to start.
+void wait_until_publishing(const fs::path& output) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (read_text(output).find("publishing") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 }  // namespace
 
 // 200 writers (50 under ASan, where each process starts several times slower), each SIGKILLed at a
@@ -73,13 +82,17 @@ TEST(CacheFaults, WritersKilledAtRandomNeverLeaveAPartialEntryForLaterProcesses)
     TempDir dir;
     const fs::path root = dir.path() / "cache";
     std::mt19937 random(20261121);
-    std::uniform_int_distribution<int> delay_us(0, 60000);  // start-up takes some of it
+    std::uniform_int_distribution<int> delay_us(0, 20000);  // from the writer's first publish
     int killed = 0, finished = 0;
     std::size_t max_temp_files = 0;
     const int writers = under_address_sanitizer ? 50 : 200;
     for (int i = 0; i < writers; ++i) {
+        std::error_code ec;  // the last writer's output goes first: its "publishing" is not this one's
+        fs::remove(dir.path() / "writer", ec);
+        ASSERT_TRUE(no_error(ec, "removing the last writer's output"));
         const pid_t writer = spawn({CACHE_WRITER, "write", root.string(), std::to_string(i)}, dir.path() / "writer");
         ASSERT_GT(writer, 0);
+        wait_until_publishing(dir.path() / "writer");
         std::this_thread::sleep_for(std::chrono::microseconds(delay_us(random)));
         ASSERT_TRUE(send_signal(writer, SIGKILL));  // not yet reaped: there to be killed
         const int code = wait_for(writer);
