@@ -103,28 +103,28 @@ def check_semiring_dtype(op: str, s: int, t: Tensor) -> None:
         )
 
 
+def _unlike(tensors: dict[str, Tensor], attribute: str):
+    """(first name, first tensor, name, tensor) for each tensor whose ``attribute`` differs from the first's."""
+    (first_name, first), *rest = tensors.items()
+    return [(first_name, first, n, t) for n, t in rest if getattr(t, attribute) != getattr(first, attribute)]
+
+
 def check_devices(where: str, tensors: dict[str, Tensor]) -> None:
     """All of ``tensors`` (by name) on one device; ``where`` begins the message ("tropical.gemm")."""
-    items = list(tensors.items())
-    first_name, first = items[0]
-    for name, t in items[1:]:
-        if t.device != first.device:
-            raise InvalidArgumentError(
-                f"{where}: {first_name} is on {first.device} but {name} is on {t.device}: all tensors "
-                f"must be on one device; move them with .to({first_name}.device) (or .cpu(), .cuda())"
-            )
+    for first_name, first, name, t in _unlike(tensors, "device"):
+        raise InvalidArgumentError(
+            f"{where}: {first_name} is on {first.device} but {name} is on {t.device}: all tensors "
+            f"must be on one device; move them with .to({first_name}.device) (or .cpu(), .cuda())"
+        )
 
 
 def check_same_dtype(where: str, tensors: dict[str, Tensor]) -> None:
     """All of ``tensors`` (by name) of one dtype; ``where`` begins the message."""
-    items = list(tensors.items())
-    first_name, first = items[0]
-    for name, t in items[1:]:
-        if t.dtype != first.dtype:
-            raise InvalidArgumentError(
-                f"{where}: {first_name} is {first.dtype} but {name} is {t.dtype}: both operands must have the same "
-                f"dtype; convert one, e.g. {name}.to({first_name}.dtype)"
-            )
+    for first_name, first, name, t in _unlike(tensors, "dtype"):
+        raise InvalidArgumentError(
+            f"{where}: {first_name} is {first.dtype} but {name} is {t.dtype}: both operands must have the same "
+            f"dtype; convert one, e.g. {name}.to({first_name}.dtype)"
+        )
 
 
 def check_inner_sizes(where: str, a_shape, b_shape) -> None:
