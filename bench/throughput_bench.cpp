@@ -159,6 +159,7 @@ void dispatch(benchmark::State& state, Case c) {
     case Semiring::MinMax: return dispatch_type<MinMax>(state, c);
     case Semiring::Counting: break;  // (value, count) pairs: not a case of this suite
     case Semiring::OrAnd: break;     // its own rows: add_orand_rows
+    case Semiring::LogPlus: break;   // its own rows: add_logplus_rows
     }
 }
 

@@ -31,7 +31,12 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
         SMALL_LOOP || IsSame<Variant, Vector>::value || IsSame<Variant, Column>::value ? Cfg::bk / Cfg::sk : 1;
     static_assert(Cfg::threads * K_GROUPS == THREADS,
                   "the row's threads must be its tile's: (bm / tm) * (bn / tn), times bk / sk for the Small loop");
-    if constexpr (IsSame<S, OrAnd>::value) {
+    if constexpr (IsSame<S, LogPlus>::value) {
+        // Tiled: one k group (bk = sk); Small: bk / sk groups (kernels/logplus.cuh).
+        static_assert(!ARGMAX && (IsSame<Variant, Tiled>::value || IsSame<Variant, Small>::value),
+                      "LogPlus products are Tiled or Small kernels without argmax");
+        gemm_logplus<Cfg, T, Cfg::bk / Cfg::sk, THREADS>(p);
+    } else if constexpr (IsSame<S, OrAnd>::value) {
         // Tiled: byte operands, packed as they are staged; Packed: the caller's words.
         static_assert(
             IsSame<T, unsigned char>::value && (IsSame<Variant, Tiled>::value || IsSame<Variant, Packed>::value),

@@ -36,16 +36,19 @@ TEST(SemiringTable, ZerosAndOnesAreTheDocumentedOnes) {
     EXPECT_EQ(one_of<double>(Semiring::Counting), 0.0);
     EXPECT_EQ(zero_of<std::uint8_t>(Semiring::OrAnd), 0);
     EXPECT_EQ(one_of<std::uint8_t>(Semiring::OrAnd), 1);
+    EXPECT_EQ(zero_of<float>(Semiring::LogPlus), -inf);
+    EXPECT_EQ(one_of<double>(Semiring::LogPlus), 0.0);
 }
 
 TEST(SemiringTable, WhatEachSemiringTakesAndOffers) {
     for (Semiring s : all_semirings) {
-        const bool orand = s == Semiring::OrAnd, counting = s == Semiring::Counting;
-        EXPECT_EQ(info(s).selects(), !counting) << to_string(s);  // the argmax exists
+        const bool orand = s == Semiring::OrAnd, counting = s == Semiring::Counting, log = s == Semiring::LogPlus;
+        EXPECT_EQ(info(s).selects(), !counting && !log) << to_string(s);  // the argmax exists
         EXPECT_EQ(is_counting(s), counting) << to_string(s);
         EXPECT_EQ(has_gradient(s), !orand && !counting) << to_string(s);
+        EXPECT_EQ(gradient_reads_result(s), log) << to_string(s);  // its weights need C
         for (DType t : all_dtypes) {
-            const bool expected = orand ? t == DType::U8 : counting ? is_floating(t) : t != DType::U8;
+            const bool expected = orand ? t == DType::U8 : counting || log ? is_floating(t) : t != DType::U8;
             EXPECT_EQ(supports(s, t), expected) << to_string(s) << " " << to_string(t);
         }
     }
@@ -53,15 +56,16 @@ TEST(SemiringTable, WhatEachSemiringTakesAndOffers) {
     EXPECT_EQ(info(Semiring::MinMax).plus, PlusKind::Min);
     EXPECT_EQ(info(Semiring::MaxMin).plus, PlusKind::Max);
     EXPECT_EQ(info(Semiring::OrAnd).plus, PlusKind::Or);
+    EXPECT_EQ(info(Semiring::LogPlus).plus, PlusKind::LogSumExp);
 }
 
 TEST(SemiringTable, GradientsReadWhatTheirRouteNeeds) {
-    // MaxPlus and MinPlus read neither operand; MaxMul the other one; MaxMin and MinMax both.
+    // MaxPlus and MinPlus read neither operand; MaxMul the other one; MaxMin, MinMax and LogPlus both.
     for (bool of_a : {true, false}) {
         EXPECT_FALSE(gradient_reads_a(Semiring::MaxPlus, of_a) || gradient_reads_b(Semiring::MinPlus, of_a));
         EXPECT_EQ(gradient_reads_a(Semiring::MaxMul, of_a), !of_a);
         EXPECT_EQ(gradient_reads_b(Semiring::MaxMul, of_a), of_a);
-        for (Semiring s : {Semiring::MaxMin, Semiring::MinMax})
+        for (Semiring s : {Semiring::MaxMin, Semiring::MinMax, Semiring::LogPlus})
             EXPECT_TRUE(gradient_reads_a(s, of_a) && gradient_reads_b(s, of_a));
     }
 }

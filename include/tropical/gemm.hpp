@@ -74,9 +74,12 @@ TROPICAL_GEMM_EXPORT void backward(Gradient of, Semiring semiring, DType dtype, 
                                    const OperandRef& grad, std::int64_t batch, const GemmOptions& options);
 
 // Whether the gradients of semiring S need both operands (MaxMin, MinMax: grad_C goes to the operand
-// whose value the term took), so that the short backward forms below, which take one, refuse it.
+// whose value the term took; LogPlus: every term's weight), so that the short backward forms below, which take one, refuse it.
 template <class S>
-inline constexpr bool needs_both_operands = S::value == Semiring::MaxMin || S::value == Semiring::MinMax;
+inline constexpr bool needs_both_operands = gradient_reads_a(S::value, true) && gradient_reads_b(S::value, true);
+// Whether the gradients of semiring S come from the forward's C rather than its argmax (LogPlus).
+template <class S>
+inline constexpr bool reads_result = gradient_reads_result(S::value);
 
 // The semirings with a gradient (tropical::has_gradient), for the templates' static_asserts.
 template <class S>
@@ -127,8 +130,9 @@ void gemm_with_argmax(detail::In<T> a, detail::In<T> b, MatrixView<T> c, MatrixV
 // on a tie). An operand the semiring does not read may be an empty view. f32 and f64. grad_A is
 // overwritten unless options.accumulate.
 template <SemiringTag S, Element T>
-void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, detail::In<T> b,
-                     MatrixView<T> grad_a, const GemmOptions& options = {}) {
+requires(!detail::reads_result<S>) void gemm_backward_a(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax,
+                                                        detail::In<T> a, detail::In<T> b, MatrixView<T> grad_a,
+                                                        const GemmOptions& options = {}) {
     static_assert(detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_a), 1, options);
@@ -144,8 +148,9 @@ requires(!detail::needs_both_operands<S>) void gemm_backward_a(detail::In<T> gra
 
 // The gradient of B (K x N), as gemm_backward_a's of A.
 template <SemiringTag S, Element T>
-void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, detail::In<T> a, detail::In<T> b,
-                     MatrixView<T> grad_b, const GemmOptions& options = {}) {
+requires(!detail::reads_result<S>) void gemm_backward_b(detail::In<T> grad_c, MatrixView<const std::int32_t> argmax,
+                                                        detail::In<T> a, detail::In<T> b, MatrixView<T> grad_b,
+                                                        const GemmOptions& options = {}) {
     static_assert(detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_b), 1, options);
@@ -183,9 +188,11 @@ void gemm_batched_with_argmax(detail::BatchedIn<T> a, detail::BatchedIn<T> b, Ba
 }
 
 template <SemiringTag S, Element T>
-void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
-                             detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> grad_a, std::int64_t count,
-                             const GemmOptions& options = {}) {
+requires(!detail::reads_result<S>) void gemm_batched_backward_a(detail::BatchedIn<T> grad_c,
+                                                                BatchedView<const std::int32_t> argmax,
+                                                                detail::BatchedIn<T> a, detail::BatchedIn<T> b,
+                                                                BatchedView<T> grad_a, std::int64_t count,
+                                                                const GemmOptions& options = {}) {
     static_assert(detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_a), count, options);
@@ -201,9 +208,11 @@ requires(!detail::needs_both_operands<S>) void gemm_batched_backward_a(detail::B
 }
 
 template <SemiringTag S, Element T>
-void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
-                             detail::BatchedIn<T> a, detail::BatchedIn<T> b, BatchedView<T> grad_b, std::int64_t count,
-                             const GemmOptions& options = {}) {
+requires(!detail::reads_result<S>) void gemm_batched_backward_b(detail::BatchedIn<T> grad_c,
+                                                                BatchedView<const std::int32_t> argmax,
+                                                                detail::BatchedIn<T> a, detail::BatchedIn<T> b,
+                                                                BatchedView<T> grad_b, std::int64_t count,
+                                                                const GemmOptions& options = {}) {
     static_assert(detail::has_gradient<S>, "OrAnd is Boolean: it has no gradient");
     detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(argmax),
                      detail::operand(a), detail::operand(b), detail::operand(grad_b), count, options);
@@ -216,6 +225,41 @@ requires(!detail::needs_both_operands<S>) void gemm_batched_backward_b(detail::B
                                                                        std::int64_t count,
                                                                        const GemmOptions& options = {}) {
     gemm_batched_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, count, options);
+}
+
+// LogPlus's gradients: its (+) combines every term, so they come from the forward's C (M x N), not an
+// argmax: grad_A[i,k] = sum_j grad_C[i,j] * exp(A[i,k] + B[k,j] - C[i,j]) and grad_B[k,j] = sum_i of
+// the same (a term of -inf gets nothing). Computed as products of their own: the weights are never
+// stored. Overwritten unless options.accumulate.
+template <SemiringTag S, Element T>
+requires detail::reads_result<S>
+void gemm_backward_a(detail::In<T> grad_c, detail::In<T> c, detail::In<T> a, detail::In<T> b, MatrixView<T> grad_a,
+                     const GemmOptions& options = {}) {
+    detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(c),
+                     detail::operand(a), detail::operand(b), detail::operand(grad_a), 1, options);
+}
+template <SemiringTag S, Element T>
+requires detail::reads_result<S>
+void gemm_backward_b(detail::In<T> grad_c, detail::In<T> c, detail::In<T> a, detail::In<T> b, MatrixView<T> grad_b,
+                     const GemmOptions& options = {}) {
+    detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(c),
+                     detail::operand(a), detail::operand(b), detail::operand(grad_b), 1, options);
+}
+template <SemiringTag S, Element T>
+requires detail::reads_result<S>
+void gemm_batched_backward_a(detail::BatchedIn<T> grad_c, detail::BatchedIn<T> c, detail::BatchedIn<T> a,
+                             detail::BatchedIn<T> b, BatchedView<T> grad_a, std::int64_t count,
+                             const GemmOptions& options = {}) {
+    detail::backward(detail::Gradient::OfA, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(c),
+                     detail::operand(a), detail::operand(b), detail::operand(grad_a), count, options);
+}
+template <SemiringTag S, Element T>
+requires detail::reads_result<S>
+void gemm_batched_backward_b(detail::BatchedIn<T> grad_c, detail::BatchedIn<T> c, detail::BatchedIn<T> a,
+                             detail::BatchedIn<T> b, BatchedView<T> grad_b, std::int64_t count,
+                             const GemmOptions& options = {}) {
+    detail::backward(detail::Gradient::OfB, S::value, dtype_of<T>(), detail::operand(grad_c), detail::operand(c),
+                     detail::operand(a), detail::operand(b), detail::operand(grad_b), count, options);
 }
 
 // --- The walk back through a chain's argmax tables ----------------------------------------------

@@ -13,9 +13,11 @@
 
 /* How a semiring's (+) combines its terms. Max, Min and Or select one term (so the index of that term,
  * the argmax, exists); MaxCount keeps the largest value and adds the counts of the terms that attain
- * it (the counting semiring's pairs), so no single term is the result. */
+ * it (the counting semiring's pairs), and LogSumExp is log(exp(x) + exp(y)) (probabilities kept as
+ * logarithms), so for those two no single term is the result. */
 #define TROPICAL_PLUS_KIND_LIST(X) \
-    X(MAX, Max, 0, "max") X(MIN, Min, 1, "min") X(OR, Or, 2, "or") X(MAX_COUNT, MaxCount, 3, "max")
+    X(MAX, Max, 0, "max")          \
+    X(MIN, Min, 1, "min") X(OR, Or, 2, "or") X(MAX_COUNT, MaxCount, 3, "max") X(LOG_SUM_EXP, LogSumExp, 4, "log")
 
 /* What a semiring's (x) does to two elements, with the word its name uses and the symbol messages use. */
 #define TROPICAL_TIMES_KIND_LIST(X) \
@@ -36,9 +38,13 @@
  *   PRODUCT  times the other operand (MaxMul, the product rule): grad_A reads B, grad_B reads A
  *   TO_MIN   to the operand whose value the term took, the smaller (MaxMin: (x) is min), A's on a tie
  *            and where A is NaN: reads both
- *   TO_MAX   likewise the larger (MinMax: (x) is max) */
+ *   TO_MAX   likewise the larger (MinMax: (x) is max)
+ *   SOFTMAX  (+) combines every term (LogPlus): grad_C[i,j] reaches every k, weighted by the term's share
+ *            of the sum, exp(A[i,k] + B[k,j] - C[i,j]); reads both operands and the forward's C, which
+ *            takes the argmax's place */
 #define TROPICAL_GRADIENT_LIST(X) \
-    X(NONE, None, 0) X(AS_IS, AsIs, 1) X(PRODUCT, Product, 2) X(TO_MIN, ToMin, 3) X(TO_MAX, ToMax, 4)
+    X(NONE, None, 0)              \
+    X(AS_IS, AsIs, 1) X(PRODUCT, Product, 2) X(TO_MIN, ToMin, 3) X(TO_MAX, ToMax, 4) X(SOFTMAX, Softmax, 5)
 
 /* What kind of number an element type holds. */
 #define TROPICAL_DTYPE_KIND_LIST(X) \
@@ -76,7 +82,8 @@
     X(MAXMIN, MaxMin, 3, "maxmin", MAX, MIN, LOWEST, HIGHEST, TO_MIN, TROPICAL_DTYPES_NUMBERS)       \
     X(MINMAX, MinMax, 4, "minmax", MIN, MAX, HIGHEST, LOWEST, TO_MAX, TROPICAL_DTYPES_NUMBERS)       \
     X(COUNTING, Counting, 5, "counting", MAX_COUNT, ADD, LOWEST, ZERO, NONE, TROPICAL_DTYPES_FLOATS) \
-    X(ORAND, OrAnd, 6, "orand", OR, AND, ZERO, ONE, NONE, TROPICAL_DTYPES_BOOLEANS)
+    X(ORAND, OrAnd, 6, "orand", OR, AND, ZERO, ONE, NONE, TROPICAL_DTYPES_BOOLEANS)                  \
+    X(LOGPLUS, LogPlus, 7, "logplus", LOG_SUM_EXP, ADD, LOWEST, ZERO, SOFTMAX, TROPICAL_DTYPES_FLOATS)
 
 /* The kinds as C enums: TROPICAL_PLUS_MAX, TROPICAL_TIMES_ADD, TROPICAL_IDENTITY_LOWEST,
  * TROPICAL_GRADIENT_AS_IS, TROPICAL_DTYPE_KIND_FLOAT, ... */

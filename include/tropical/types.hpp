@@ -39,8 +39,8 @@ struct SemiringInfo {
     std::uint32_t dtypes;  // bit t: takes DType t (counting: its values' types)
 
     // Whether (+) selects one term, so that the index of the term that attains a result (the argmax)
-    // exists; otherwise it combines terms (the counting semiring's counts).
-    constexpr bool selects() const { return plus != PlusKind::MaxCount; }
+    // exists; otherwise it combines terms (the counting semiring's counts, LogPlus's log-sum-exp).
+    constexpr bool selects() const { return plus == PlusKind::Max || plus == PlusKind::Min || plus == PlusKind::Or; }
     // Whether elements are (value, count) pairs (the counting semiring) rather than scalars.
     constexpr bool pairs() const { return plus == PlusKind::MaxCount; }
     constexpr bool has_gradient() const { return gradient != GradientRoute::None; }
@@ -124,12 +124,17 @@ constexpr bool has_gradient(Semiring s) { return info(s).has_gradient(); }
 // product rule, both where the gradient goes to the operand the term took.
 constexpr bool gradient_reads_a(Semiring s, bool of_a) {
     const GradientRoute r = info(s).gradient;
-    return (r == GradientRoute::Product && !of_a) || r == GradientRoute::ToMin || r == GradientRoute::ToMax;
+    return (r == GradientRoute::Product && !of_a) || r == GradientRoute::ToMin || r == GradientRoute::ToMax ||
+           r == GradientRoute::Softmax;
 }
 constexpr bool gradient_reads_b(Semiring s, bool of_a) {
     const GradientRoute r = info(s).gradient;
-    return (r == GradientRoute::Product && of_a) || r == GradientRoute::ToMin || r == GradientRoute::ToMax;
+    return (r == GradientRoute::Product && of_a) || r == GradientRoute::ToMin || r == GradientRoute::ToMax ||
+           r == GradientRoute::Softmax;
 }
+// Whether a backward pass reads the forward's result C where the others read its argmax: the
+// gradient then reaches every term, weighted by exp(term - C) (LogPlus).
+constexpr bool gradient_reads_result(Semiring s) { return info(s).gradient == GradientRoute::Softmax; }
 
 constexpr std::size_t size_of(DType t) { return info(t).size; }
 constexpr bool is_floating(DType t) { return info(t).kind == DTypeKind::Float; }

@@ -337,6 +337,13 @@ constexpr Entry kCountingTable[] = {
     {"Small", KernelVariant::Small, always},
 };
 
+// LogPlus products (kernels/logplus.cuh): the 64 x 64 tiles where they fill the GPU, else the Small
+// kernel's 16 x 16 tiles with K split among 16 groups of a block's threads.
+constexpr Entry kLogPlusTable[] = {
+    {"Tiled", KernelVariant::Tiled, tiled_fills_gpu},
+    {"Small", KernelVariant::Small, always},
+};
+
 // The operations of a single kernel.
 constexpr Entry kScatterTable[] = {{"Scatter", KernelVariant::Scatter, always}};
 constexpr Entry kPackTable[] = {{"Pack", KernelVariant::Packed, always}};
@@ -350,8 +357,9 @@ struct Table {
 Table table_of(const Request& q) {
     switch (q.operation) {
     case Operation::Gemm:
-        return q.with_counts ? Table{KernelOperation::Gemm, kCountingTable}
-                             : Table{KernelOperation::Gemm, kProductTable};
+        if (q.with_counts) return {KernelOperation::Gemm, kCountingTable};
+        if (info(q.semiring).plus == PlusKind::LogSumExp) return {KernelOperation::Gemm, kLogPlusTable};
+        return {KernelOperation::Gemm, kProductTable};
     case Operation::GemmArgmax: return {KernelOperation::GemmArgmax, kArgmaxTable};
     case Operation::BackwardA: return {KernelOperation::BackwardA, kScatterTable};
     case Operation::BackwardB: return {KernelOperation::BackwardB, kScatterTable};

@@ -81,6 +81,7 @@ TgRoute route_of(Semiring s) {
     case GradientRoute::ToMin: return kTgRouteToMin;
     case GradientRoute::ToMax: return kTgRouteToMax;
     case GradientRoute::AsIs:
+    case GradientRoute::Softmax:  // LogPlus: its own backward kernels, not the Scatter ones
     case GradientRoute::None: break;
     }
     return kTgRouteAsIs;

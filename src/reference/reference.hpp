@@ -13,6 +13,7 @@
 //   | MaxMin   | max | min | -inf (integers: the type's minimum) | +inf (integers: maximum)   |
 //   | MinMax   | min | max | +inf (integers: the type's maximum) | -inf (integers: minimum)   |
 //   | OrAnd    | OR  | AND | false (0)                           | true (1)                   |
+//   | LogPlus  | log-sum-exp | + | -inf                             |  0                         |
 //
 //   Floating point: (x) is IEEE + or * (or min, max), so -inf + +inf = NaN and 0 * inf = NaN; a -0
 //   input (C_old with accumulate too) is read as +0, so no result is ever -0.
@@ -29,6 +30,10 @@
 //     results are written 0 or 1 (with accumulate, C = (C_old != 0) OR the product). Operands
 //     packed along K into 32-bit words (pack_bits) hold element k in bit k % 32 of word k / 32; the
 //     bits past K in the last word are ignored, whatever they hold.
+//   LogPlus (f32, f64): C[i,j] = log sum_k exp(A[i,k] + B[k,j]), probabilities kept as logarithms
+//     (log_gemm below): a NaN term gives NaN; else a +inf term gives +inf; a sum of zeros (every term
+//     -inf, or K = 0) gives -inf. Accumulate: C = log(exp(C_old) + exp(that)). No argmax: (+)
+//     combines every term.
 //   Argmax (int32): the smallest k whose term attains C[i,j]; -1 where no term beats the zero
 //     strictly; if the result is NaN, the smallest k whose term is NaN. OrAnd: the smallest k whose
 //     term is true, -1 where none is.
@@ -39,6 +44,9 @@
 //       min(A[i,k], B[k,j]) (MaxMin) or max (MinMax) is A[i,k] (A's on a tie, and where A is NaN),
 //       else B[k,j].
 //     OrAnd is Boolean: it has no gradient (refused everywhere).
+//     LogPlus (softmax_backward below): every term gets its share, from the forward's C instead of
+//       an argmax: grad_A[i,k] += sum_j grad_C[i,j] * w and grad_B[k,j] += sum_i grad_C[i,j] * w, with
+//       w = exp(A[i,k] + B[k,j] - C[i,j]), and w = 0 for a term of -inf (the zero has no share).
 //
 // Counting (max-plus with multiplicities; counting_gemm below): each element is a pair (value, count),
 //   values f32 or f64, counts f64, in two arrays per operand.
@@ -61,11 +69,13 @@
 #include <tropical/types.hpp>
 #include "semiring/gradient_route.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 namespace tropical::reference {
 
@@ -168,7 +178,13 @@ void check_product(const HostView<T>& a, const HostView<U>& b, const HostView<V>
 }  // namespace detail
 
 template <class T>
+void log_gemm(HostView<const T> a, HostView<const T> b, HostView<T> c, bool accumulate = false);
+
+template <class T>
 void gemm(Semiring s, HostView<const T> a, HostView<const T> b, HostView<T> c, bool accumulate = false) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (info(s).plus == PlusKind::LogSumExp) return log_gemm(a, b, c, accumulate);
+    }
     detail::check_product(a, b, c);
     for (std::int64_t i = 0; i < c.rows; ++i) {
         for (std::int64_t j = 0; j < c.cols; ++j) {
@@ -239,6 +255,71 @@ template <class T>
 void backward_b(Semiring s, HostView<const T> grad_c, HostView<const std::int32_t> argmax, HostView<const T> a,
                 HostView<const T> b, HostView<T> grad_b) {
     backward<T>(s, false, grad_c, argmax, a, b, grad_b);
+}
+
+// --- LogPlus -----------------------------------------------------------------------------------
+
+namespace detail {
+
+// log(sum_t exp(t)) over terms, by the rules above, summed in long double from the largest term so
+// that nothing over- or underflows: the oracle the f32 and f64 paths are held to.
+template <class T>
+struct LogSum {
+    bool nan = false;
+    std::vector<long double> terms;
+    void add(T t) {
+        if (std::isnan(t)) nan = true;
+        else terms.push_back(static_cast<long double>(t));
+    }
+    T result() const {
+        if (nan) return std::numeric_limits<T>::quiet_NaN();
+        long double top = -std::numeric_limits<long double>::infinity();
+        for (long double t : terms) top = std::max(top, t);
+        if (std::isinf(top)) return static_cast<T>(top);  // +inf, or -inf: every term the zero
+        long double sum = 0;
+        for (long double t : terms) sum += std::exp(t - top);
+        return static_cast<T>(top + std::log(sum));
+    }
+};
+
+// A term's share of C (its softmax weight), 0 for a term of -inf.
+template <class T>
+T softmax_weight(T term, T c) {
+    if (term == -std::numeric_limits<T>::infinity()) return T(0);
+    return static_cast<T>(std::exp(static_cast<long double>(term) - static_cast<long double>(c)));
+}
+
+}  // namespace detail
+
+template <class T>
+void log_gemm(HostView<const T> a, HostView<const T> b, HostView<T> c, bool accumulate) {
+    static_assert(std::is_floating_point_v<T>, "LogPlus takes f32 and f64");
+    detail::check_product(a, b, c);
+    for (std::int64_t i = 0; i < c.rows; ++i)
+        for (std::int64_t j = 0; j < c.cols; ++j) {
+            detail::LogSum<T> sum;
+            for (std::int64_t k = 0; k < a.cols; ++k) sum.add(T(a(i, k) + T(0)) + T(b(k, j) + T(0)));
+            if (accumulate) sum.add(T(c(i, j) + T(0)));
+            c(i, j) = sum.result() + T(0);
+        }
+}
+
+// The gradient of A (of_a: grad is M x K) or of B (grad is K x N) of a LogPlus product: grad += the
+// shares of grad_c (M x N) by softmax weights, from a (M x K), b (K x N) and the forward's c (M x N).
+template <class T>
+void softmax_backward(bool of_a, HostView<const T> grad_c, HostView<const T> c, HostView<const T> a,
+                      HostView<const T> b, HostView<T> grad) {
+    const std::int64_t m = grad_c.rows, n = grad_c.cols, k_count = a.cols;
+    detail::require(c.rows == m && c.cols == n, "reference: C must be M x N");
+    detail::require(a.rows == m && b.rows == k_count && b.cols == n, "reference: A must be M x K and B K x N");
+    detail::require(of_a ? grad.rows == m && grad.cols == k_count : grad.rows == k_count && grad.cols == n,
+                    of_a ? "reference: grad_A must be M x K" : "reference: grad_B must be K x N");
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+            for (std::int64_t k = 0; k < k_count; ++k) {
+                const T w = detail::softmax_weight<T>(T(a(i, k) + T(0)) + T(b(k, j) + T(0)), c(i, j));
+                (of_a ? grad(i, k) : grad(k, j)) += grad_c(i, j) * w;
+            }
 }
 
 // --- OrAnd on packed operands ----------------------------------------------------------------

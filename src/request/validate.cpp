@@ -203,6 +203,11 @@ void check_operation(const Request& q, ValidatedRequest& v) {
             fmt::format("the counting semiring offers the product alone, not {}: its counts already say "
                         "how many k attain each result",
                         operation_name(q.operation)));
+    if (q.operation == Operation::GemmArgmax && !info(q.semiring).selects())
+        throw Unsupported(
+            fmt::format("{}'s (+) is {}: it combines every term, so no single k attains a result and "
+                        "there is no argmax; call the product without one",
+                        to_string(q.semiring), q.semiring == Semiring::LogPlus ? "log-sum-exp" : "a sum"));
     if (q.operation == Operation::GemmArgmax && q.options.accumulate)
         throw Unsupported(
             "gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
@@ -265,7 +270,9 @@ void check_operation(const Request& q, ValidatedRequest& v) {
         s = of_a ? Shape{q.grad.rows, q.c.cols, q.grad.cols} : Shape{q.c.rows, q.grad.cols, q.grad.rows};
         check_operand(use(of_a ? "grad_A" : "grad_B", q.grad, t, true), of_a ? s.m : s.k, of_a ? s.k : s.n, q.batch);
         check_operand(use("grad_C", q.c, t, false), s.m, s.n, q.batch);
-        check_operand(use("argmax", q.argmax, index, false), s.m, s.n, q.batch);
+        // LogPlus reads the forward's C where the others read its argmax.
+        if (gradient_reads_result(q.semiring)) check_operand(use("C", q.argmax, t, false), s.m, s.n, q.batch);
+        else check_operand(use("argmax", q.argmax, index, false), s.m, s.n, q.batch);
         if (gradient_reads_a(q.semiring, of_a)) check_operand(use("A", q.a, t, false), s.m, s.k, q.batch);
         if (gradient_reads_b(q.semiring, of_a)) check_operand(use("B", q.b, t, false), s.k, s.n, q.batch);
         break;

@@ -35,6 +35,7 @@ bool route_term(GradientRoute route, bool of_a, T a_ik, T b_kj, T& g) {
     case GradientRoute::ToMin:
     case GradientRoute::ToMax: return a_attains(route, a_ik, b_kj) == of_a;
     case GradientRoute::AsIs: return true;
+    case GradientRoute::Softmax:  // every term gets a share (reference.hpp's softmax_backward), not one k
     case GradientRoute::None: break;
     }
     return false;

@@ -61,7 +61,7 @@ TensorView<T> view_of(const TensorSpec& s, T* data) {
 template <class T>
 T case_zero(Semiring s) {
     using L = std::numeric_limits<T>;
-    const bool max = s == Semiring::MaxPlus || s == Semiring::MaxMin;
+    const bool max = s == Semiring::MaxPlus || s == Semiring::MaxMin || s == Semiring::LogPlus;
     if (s == Semiring::MaxMul || s == Semiring::OrAnd) return T(0);
     if (L::has_infinity) return max ? -L::infinity() : L::infinity();
     return max ? L::lowest() : L::max();
@@ -80,6 +80,7 @@ T times(Semiring s, T x, T y) {
     case Semiring::MinMax: return std::max(x, y);
     case Semiring::Counting: break;  // pairs: tests/counting_contract_test.cpp
     case Semiring::OrAnd: return T(x != T(0) && y != T(0));
+    case Semiring::LogPlus: return x + y;
     }
     return x;
 }
@@ -87,6 +88,12 @@ T times(Semiring s, T x, T y) {
 template <class T>
 T plus(Semiring s, T x, T y) {
     if (s == Semiring::OrAnd) return T(x != T(0) || y != T(0));
+    if constexpr (std::numeric_limits<T>::has_infinity) {
+        if (s == Semiring::LogPlus) {  // log(exp(x) + exp(y)), in the wider type
+            const long double hi = std::max(x, y), lo = std::min(x, y);
+            return lo == -std::numeric_limits<T>::infinity() ? T(hi) : T(hi + std::log1p(std::exp(lo - hi)));
+        }
+    }
     const bool max = s == Semiring::MaxPlus || s == Semiring::MaxMul || s == Semiring::MaxMin;
     return max ? std::max(x, y) : std::min(x, y);
 }
