@@ -26,6 +26,7 @@
 #include "support/gpu_timer.hpp"
 #include "support/limits.hpp"
 #include "support/timing.hpp"
+#include "throughput_logplus.hpp"
 #include "throughput_orand_counting.hpp"
 
 using namespace tropical;
@@ -184,9 +185,9 @@ void register_all() {
     const Semiring backward_semirings[] = {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul};
     for (DType t : types)
         for (Semiring s : semirings) {
-            // OrAnd: add_orand_rows; Counting (value, count pairs): add_counting_rows. Rows of theirs
-            // here would time nothing, which Google Benchmark aborts on.
-            if (!supports(s, t) || s == Semiring::Counting) continue;
+            // OrAnd: add_orand_rows; Counting (value, count pairs): add_counting_rows; LogPlus:
+            // add_logplus_rows. Rows of theirs here would time nothing, which Google Benchmark aborts on.
+            if (!supports(s, t) || s == Semiring::Counting || s == Semiring::LogPlus) continue;
             const std::string ts = fmt::format("{}/{}", to_string(t), to_string(s));
             const bool wide = t == DType::F32 || t == DType::I32;
             for (std::int64_t n : {64, 128, 256, 512, 1024, 2048, 4096, 8192}) {
@@ -219,6 +220,7 @@ void register_all() {
         add(fmt::format("latency/f32/maxplus/{}", n), {Kind::Latency, DType::F32, Semiring::MaxPlus, n, n, n});
     add_orand_rows(g_limits);  // bench/throughput_orand_counting.cpp
     add_counting_rows();
+    add_logplus_rows();  // bench/throughput_logplus.cpp
     // Every layout combination of A, B and C at n = 4096.
     for (Layout la : {Layout::RowMajor, Layout::ColMajor})
         for (Layout lb : {Layout::RowMajor, Layout::ColMajor})

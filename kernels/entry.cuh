@@ -67,6 +67,12 @@ __device__ __forceinline__ void counting_product(const TgCountingParams& p) {
     gemm_counting<Cfg, T>(p);
 }
 
+// A LogPlus gradient kernel of one row (Tiled: one k group; Small: bk / sk groups).
+template <class Variant, class T, class Cfg, int THREADS>
+__device__ __forceinline__ void log_gradient(const TgLogBackwardParams& p) {
+    logplus_gradient<Cfg, T, Cfg::bk / Cfg::sk, THREADS>(p);
+}
+
 // A Scatter kernel of one row: the gradient of A (GRAD_A) or B. It reads its block size at run time
 // (the launch gives it the row's THREADS), so the row's threads need only suit it.
 template <class T, bool GRAD_A, int THREADS>

@@ -45,6 +45,16 @@ struct TgBackwardParams {
     int overwrite;
 };
 
+// LogPlus's gradients (kernels/logplus_backward.cuh): out (p x q, the gradient or its transpose) =
+// sum over r of g[., r] * exp(other[r, .] - c[., r] + self[., .]), g and c p x r (grad_C and C or
+// their transposes), other r x q, self p x q (the operand whose gradient this is, or its transpose);
+// out is overwritten, or added to where accumulate.
+struct TgLogBackwardParams {
+    TgOperand g, c, other, self, out;
+    long long p, q, r, batch;
+    int accumulate;
+};
+
 // PackBits: booleans in bytes (nonzero is true) packed along K into 32-bit words, bit k % 32 of word
 // k / 32 (kernels/orand.cuh). bytes is `outer` x K, words `outer` x ceil(K/32): each operand's
 // row_stride steps along the outer dimension and col_stride along K (the host swaps the strides of

@@ -123,7 +123,7 @@ __device__ __forceinline__ void sum_slice(LogTile<T, TM, TN>& t, const T* a_buf,
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) t.s[i][j] = T(0);
-#pragma unroll
+#pragma unroll 4  // (all SK at once: ptxas hoists every load and spills the sums)
     for (int kk = 0; kk < SK; ++kk) {
         T fa[TM], fb[TN];
         load_fragment<T, TM, GROUP_M>(fa, a_buf + kk * lda);
@@ -147,7 +147,7 @@ __device__ __forceinline__ void raise_references(LogTile<T, TM, TN>& t, const T*
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) top[i][j] = -infinity(T());
-#pragma unroll
+#pragma unroll 4  // (all SK at once: ptxas hoists every load and spills the sums)
     for (int kk = 0; kk < SK; ++kk) {
         T fa[TM], fb[TN];
         load_fragment<T, TM, GROUP_M>(fa, a_buf + kk * lda);

@@ -229,7 +229,7 @@ requires(!detail::needs_both_operands<S>) void gemm_batched_backward_b(detail::B
 
 // LogPlus's gradients: its (+) combines every term, so they come from the forward's C (M x N), not an
 // argmax: grad_A[i,k] = sum_j grad_C[i,j] * exp(A[i,k] + B[k,j] - C[i,j]) and grad_B[k,j] = sum_i of
-// the same (a term of -inf gets nothing). Computed as products of their own: the weights are never
+// the same (IEEE's exp, so a term of -inf gets nothing and C = NaN gives NaN; 0 where C is -inf). Computed as products of their own: the weights are never
 // stored. Overwritten unless options.accumulate.
 template <SemiringTag S, Element T>
 requires detail::reads_result<S>

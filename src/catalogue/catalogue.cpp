@@ -97,12 +97,13 @@ static_assert(families_cover_the_scalar_semirings(),
 
 // The name of a row's entry point: tropical_<what>_<type>[_<semiring>], where <what> is gemm,
 // splitk, batched, small, tiny, dense, wide, serial, vector, column or packed for the product variants (plus _argmax with the argmax),
-// backward_a, backward_b, pack_bits or backtrack.
+// backward_a, backward_b (then _small for LogPlus's Small gradient kernels), pack_bits or backtrack.
 std::string name_of(const CatalogueRow& row) {
     std::string name = "tropical_";
     if (row.operation == KernelOperation::BackwardA || row.operation == KernelOperation::BackwardB ||
         row.operation == KernelOperation::PackBits || row.operation == KernelOperation::Backtrack) {
         name += to_string(row.operation);
+        if (row.variant == KernelVariant::Small) name += "_small";
     } else {
         name += row.variant == KernelVariant::Tiled ? std::string_view("gemm") : to_string(row.variant);
         if (row.operation == KernelOperation::GemmArgmax) name += "_argmax";

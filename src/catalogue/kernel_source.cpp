@@ -31,6 +31,11 @@ std::string entry_point(const CatalogueRow& row, std::string_view name) {
     if (row.operation == KernelOperation::Backtrack)
         return fmt::format("{}(const TgBacktrackParams p) {{\n    tg::walk<{}>(p);\n}}\n", head, row.threads);
     const TileShape& t = row.tile;
+    if (row.operation == KernelOperation::BackwardA || row.operation == KernelOperation::BackwardB)
+        return fmt::format(
+            "{}(const TgLogBackwardParams p) {{\n    tg::log_gradient<tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "
+            "{}>(p);\n}}\n",
+            head, row.variant_word, info(row.dtype).device_type, t.bm, t.bn, t.bk, t.tm, t.tn, t.sk, row.threads);
     if (row.semiring == Semiring::Counting)
         return fmt::format(
             "{}(const TgCountingParams p) {{\n    tg::counting_product<tg::{}, {}, tg::Tile<{}, {}, {}, {}, {}, {}>, "

@@ -337,8 +337,9 @@ constexpr Entry kCountingTable[] = {
     {"Small", KernelVariant::Small, always},
 };
 
-// LogPlus products (kernels/logplus.cuh): the 64 x 64 tiles where they fill the GPU, else the Small
-// kernel's 16 x 16 tiles with K split among 16 groups of a block's threads.
+// LogPlus products (kernels/logplus.cuh) and gradients (kernels/logplus_backward.cuh, the shape the
+// request's Shape gives them: plan.cpp's log_gradient_shape): the 64 x 64 tiles where they fill the
+// GPU, else the Small kernel's 16 x 16 tiles with K split among 16 groups of a block's threads.
 constexpr Entry kLogPlusTable[] = {
     {"Tiled", KernelVariant::Tiled, tiled_fills_gpu},
     {"Small", KernelVariant::Small, always},
@@ -361,8 +362,12 @@ Table table_of(const Request& q) {
         if (info(q.semiring).plus == PlusKind::LogSumExp) return {KernelOperation::Gemm, kLogPlusTable};
         return {KernelOperation::Gemm, kProductTable};
     case Operation::GemmArgmax: return {KernelOperation::GemmArgmax, kArgmaxTable};
-    case Operation::BackwardA: return {KernelOperation::BackwardA, kScatterTable};
-    case Operation::BackwardB: return {KernelOperation::BackwardB, kScatterTable};
+    case Operation::BackwardA:
+        return {KernelOperation::BackwardA, gradient_reads_result(q.semiring) ? std::span<const Entry>(kLogPlusTable)
+                                                                              : std::span<const Entry>(kScatterTable)};
+    case Operation::BackwardB:
+        return {KernelOperation::BackwardB, gradient_reads_result(q.semiring) ? std::span<const Entry>(kLogPlusTable)
+                                                                              : std::span<const Entry>(kScatterTable)};
     case Operation::PackBits: return {KernelOperation::PackBits, kPackTable};
     case Operation::Backtrack: return {KernelOperation::Backtrack, kWalkTable};
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -128,6 +129,39 @@ void plan_backward(LaunchPlan& p, const Request& q, const Shape& s, const Device
     p.grid[0] = static_cast<unsigned>(blocks);
 }
 
+// A LogPlus gradient as the product kernels/logplus_backward.cuh computes: P x Q from a P x R and an
+// R x Q operand, grad_A (M x K over N) as it is and grad_B (K x N over M) as its transpose.
+Shape log_gradient_shape(const Request& q, const Shape& s) {
+    return q.operation == Operation::BackwardA ? Shape{s.m, s.k, s.n} : Shape{s.n, s.k, s.m};
+}
+
+TgOperand transposed(const OperandRef& r) {
+    TgOperand t = kernel_operand(r);
+    std::swap(t.row_stride, t.col_stride);
+    return t;
+}
+
+void plan_log_backward(LaunchPlan& p, const Request& q, const Shape& s) {
+    const CatalogueRow& row = row_of(*p.choice.kernel);
+    const bool for_a = q.operation == Operation::BackwardA;
+    const Shape g = log_gradient_shape(q, s);
+    TgLogBackwardParams& params = p.log_backward;
+    // (q.c is grad_C and q.argmax the forward's C: request.hpp's backward_request.)
+    params.g = for_a ? kernel_operand(q.c) : transposed(q.c);
+    params.c = for_a ? kernel_operand(q.argmax) : transposed(q.argmax);
+    params.other = for_a ? transposed(q.b) : kernel_operand(q.a);
+    params.self = for_a ? kernel_operand(q.a) : transposed(q.b);
+    params.out = for_a ? kernel_operand(q.grad) : transposed(q.grad);
+    params.p = g.m, params.q = g.n, params.r = g.k, params.batch = q.batch;
+    params.accumulate = q.options.accumulate ? 1 : 0;
+    const std::int64_t grid_x = (g.n + row.tile.bn - 1) / row.tile.bn;
+    if (grid_x > 0x7fffffff)
+        throw InvalidArgument(fmt::format("the gradient has too many columns ({}) for one launch", g.n));
+    p.grid[0] = static_cast<unsigned>(grid_x);
+    p.grid[1] = static_cast<unsigned>(std::min((g.m + row.tile.bm - 1) / row.tile.bm, kMaxGridY));
+    p.grid[2] = static_cast<unsigned>(std::min(q.batch, kMaxGridZ));
+}
+
 // The packing kernel: grid-strided over units of 32 words, a warp per unit; enough blocks to fill
 // the GPU several times over, fewer where there are fewer units.
 void plan_pack(LaunchPlan& p, const Request& q, const Shape& s, const DeviceLimits& device) {
@@ -180,9 +214,12 @@ bool has_work(const Request& q, const Shape& s) {
 
 LaunchPlan plan(const Request& q, const Shape& s, const DeviceLimits& device) {
     LaunchPlan p;
-    p.choice = choose_kernel(q, s, device);
+    const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
+    const bool log_gradient = backward && gradient_reads_result(q.semiring);
+    p.choice = choose_kernel(q, log_gradient ? log_gradient_shape(q, s) : s, device);
     p.block = static_cast<unsigned>(row_of(*p.choice.kernel).threads);
-    if (q.operation == Operation::BackwardA || q.operation == Operation::BackwardB) plan_backward(p, q, s, device);
+    if (log_gradient) plan_log_backward(p, q, s);
+    else if (backward) plan_backward(p, q, s, device);
     else if (q.operation == Operation::PackBits) plan_pack(p, q, s, device);
     else if (q.operation == Operation::Backtrack) plan_backtrack(p, q, s, device);
     else plan_product(p, q, s, device);

@@ -35,12 +35,13 @@ struct LaunchPlan {
         ResultWithZeroArgmaxWithNone,
         GradientWithZero
     } fill = Fill::None;
-    bool launch = true;             // false: the fill is the whole answer (a backward pass with M or N = 0)
-    TgGemmParams product{};         // the parameters of a product kernel,
-    TgBackwardParams backward{};    // or of a backward one,
-    TgCountingParams counting{};    // or of a counting product (its `values` is `product`),
-    TgPackParams pack{};            // or of the packing kernel,
-    TgBacktrackParams backtrack{};  // or of the backtrack
+    bool launch = true;                  // false: the fill is the whole answer (a backward pass with M or N = 0)
+    TgGemmParams product{};              // the parameters of a product kernel,
+    TgBackwardParams backward{};         // or of a backward one,
+    TgLogBackwardParams log_backward{};  // or of a LogPlus gradient,
+    TgCountingParams counting{};         // or of a counting product (its `values` is `product`),
+    TgPackParams pack{};                 // or of the packing kernel,
+    TgBacktrackParams backtrack{};       // or of the backtrack
 };
 
 // The plan for request q of validated shape s, which must have work to do (has_work()).

@@ -55,11 +55,12 @@ void launch(const LaunchPlan& p, const Request& q, CUfunction function, CUstream
     }
     if (!p.launch) return;
     const bool backward = q.operation == Operation::BackwardA || q.operation == Operation::BackwardB;
-    const void* params = backward                              ? static_cast<const void*>(&p.backward)
-                         : q.with_counts                       ? static_cast<const void*>(&p.counting)
-                         : q.operation == Operation::PackBits  ? static_cast<const void*>(&p.pack)
-                         : q.operation == Operation::Backtrack ? static_cast<const void*>(&p.backtrack)
-                                                               : static_cast<const void*>(&p.product);
+    const void* params = backward && gradient_reads_result(q.semiring) ? static_cast<const void*>(&p.log_backward)
+                         : backward                                    ? static_cast<const void*>(&p.backward)
+                         : q.with_counts                               ? static_cast<const void*>(&p.counting)
+                         : q.operation == Operation::PackBits          ? static_cast<const void*>(&p.pack)
+                         : q.operation == Operation::Backtrack         ? static_cast<const void*>(&p.backtrack)
+                                                                       : static_cast<const void*>(&p.product);
     void* args[] = {const_cast<void*>(params)};
     TROPICAL_CU(cuLaunchKernel(function, p.grid[0], p.grid[1], p.grid[2], p.block, 1, 1, p.shared_bytes, stream, args,
                                nullptr));

@@ -46,7 +46,9 @@
 //     OrAnd is Boolean: it has no gradient (refused everywhere).
 //     LogPlus (softmax_backward below): every term gets its share, from the forward's C instead of
 //       an argmax: grad_A[i,k] += sum_j grad_C[i,j] * w and grad_B[k,j] += sum_i grad_C[i,j] * w, with
-//       w = exp(A[i,k] + B[k,j] - C[i,j]), and w = 0 for a term of -inf (the zero has no share).
+//       w = exp(A[i,k] + B[k,j] - C[i,j]) as IEEE computes it (a term of -inf weighs 0, +inf against
+//       C = +inf and anything against C = NaN give NaN), and w = 0 where C[i,j] = -inf (every term of
+//       it is -inf).
 //
 // Counting (max-plus with multiplicities; counting_gemm below): each element is a pair (value, count),
 //   values f32 or f64, counts f64, in two arrays per operand.
@@ -282,10 +284,11 @@ struct LogSum {
     }
 };
 
-// A term's share of C (its softmax weight), 0 for a term of -inf.
+// A term's share of C (its softmax weight): exp(term - C) as IEEE computes it, and 0 where C is -inf
+// (a sum of zeros: every term is -inf).
 template <class T>
 T softmax_weight(T term, T c) {
-    if (term == -std::numeric_limits<T>::infinity()) return T(0);
+    if (c == -std::numeric_limits<T>::infinity()) return T(0);
     return static_cast<T>(std::exp(static_cast<long double>(term) - static_cast<long double>(c)));
 }
 

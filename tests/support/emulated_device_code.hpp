@@ -21,6 +21,7 @@
 #include "wide.cuh"
 namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
 namespace tg { struct LogPlus {}; template <class Cfg, class T, int K_GROUPS, int THREADS> void gemm_logplus(const TgGemmParams& p); }
+namespace tg { template <class Cfg, class T, int K_GROUPS, int THREADS> void logplus_gradient(const TgLogBackwardParams& p); }
 #include "orand_staging.cuh"
 #include "orand.cuh"
 #include "backtrack.cuh"
