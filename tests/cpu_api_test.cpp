@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -110,9 +111,12 @@ TEST(CpuCApi, InvalidRequestsAreRefusedWithTheGpuPathsMessages) {
     EXPECT_EQ(tropical_host_gemm(TROPICAL_MAXPLUS, TROPICAL_F32, &p.da, &p.db, nullptr, 1, nullptr),
               TROPICAL_INVALID_ARGUMENT);
     EXPECT_THAT(last_message(), HasSubstr("descriptor c is NULL"));
-    EXPECT_EQ(tropical_host_gemm(static_cast<tropical_semiring>(7), TROPICAL_F32, &p.da, &p.db, &p.dc, 1, nullptr),
-              TROPICAL_INVALID_ARGUMENT);
-    EXPECT_THAT(last_message(), HasSubstr("unknown semiring (7)"));
+    // The first value past the last semiring, whichever that is (7 was unknown before LogPlus).
+    const int unknown = static_cast<int>(std::size(all_semirings));
+    EXPECT_EQ(
+        tropical_host_gemm(static_cast<tropical_semiring>(unknown), TROPICAL_F32, &p.da, &p.db, &p.dc, 1, nullptr),
+        TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("unknown semiring (" + std::to_string(unknown) + ")"));
     const tropical_host_options accumulate{1, 0};
     EXPECT_EQ(tropical_host_gemm_argmax(TROPICAL_MAXPLUS, TROPICAL_F32, &p.da, &p.db, &p.dc, &p.dm, 1, &accumulate),
               TROPICAL_UNSUPPORTED);

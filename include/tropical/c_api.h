@@ -140,7 +140,8 @@ TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_argmax(tropical_semiring
                                                                const tropical_matrix* c, const tropical_matrix* argmax,
                                                                int64_t batch, const tropical_host_options* options);
 
-/* The gradients in host memory; a and b as tropical_gemm_backward_a/b read them. */
+/* The gradients in host memory; a and b as tropical_gemm_backward_a/b read them. TROPICAL_LOGPLUS reads
+ * both, and its argmax descriptor carries the forward's C (M x N, of dtype) instead of an argmax. */
 TROPICAL_GEMM_EXPORT tropical_status tropical_host_gemm_backward_a(tropical_semiring semiring, tropical_dtype dtype,
                                                                    const tropical_matrix* grad_c,
                                                                    const tropical_matrix* argmax,
