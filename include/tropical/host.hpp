@@ -94,8 +94,10 @@ void gemm_with_argmax(tropical::detail::In<T> a, tropical::detail::In<T> b, Matr
 // and f64. grad_A is overwritten unless options.accumulate. The sums run in a fixed order: results
 // do not vary from run to run.
 template <SemiringTag S, Element T>
-void gemm_backward_a(tropical::detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, tropical::detail::In<T> a,
-                     tropical::detail::In<T> b, MatrixView<T> grad_a, const Options& options = {}) {
+requires(!tropical::detail::reads_result<S>) void gemm_backward_a(tropical::detail::In<T> grad_c,
+                                                                  MatrixView<const std::int32_t> argmax,
+                                                                  tropical::detail::In<T> a, tropical::detail::In<T> b,
+                                                                  MatrixView<T> grad_a, const Options& options = {}) {
     detail::backward_of<S, T>(detail::Gradient::OfA, grad_c, argmax, a, b, grad_a, 1, options);
 }
 
@@ -111,8 +113,10 @@ requires(!tropical::detail::needs_both_operands<S>) void gemm_backward_a(tropica
 
 // The gradient of B (K x N), likewise.
 template <SemiringTag S, Element T>
-void gemm_backward_b(tropical::detail::In<T> grad_c, MatrixView<const std::int32_t> argmax, tropical::detail::In<T> a,
-                     tropical::detail::In<T> b, MatrixView<T> grad_b, const Options& options = {}) {
+requires(!tropical::detail::reads_result<S>) void gemm_backward_b(tropical::detail::In<T> grad_c,
+                                                                  MatrixView<const std::int32_t> argmax,
+                                                                  tropical::detail::In<T> a, tropical::detail::In<T> b,
+                                                                  MatrixView<T> grad_b, const Options& options = {}) {
     detail::backward_of<S, T>(detail::Gradient::OfB, grad_c, argmax, a, b, grad_b, 1, options);
 }
 
@@ -149,9 +153,9 @@ void gemm_batched_with_argmax(tropical::detail::BatchedIn<T> a, tropical::detail
 }
 
 template <SemiringTag S, Element T>
-void gemm_batched_backward_a(tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
-                             tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> grad_a,
-                             std::int64_t count, const Options& options = {}) {
+requires(!tropical::detail::reads_result<S>) void gemm_batched_backward_a(
+    tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, tropical::detail::BatchedIn<T> a,
+    tropical::detail::BatchedIn<T> b, BatchedView<T> grad_a, std::int64_t count, const Options& options = {}) {
     detail::backward_of<S, T>(detail::Gradient::OfA, grad_c, argmax, a, b, grad_a, count, options);
 }
 
@@ -163,9 +167,9 @@ requires(!tropical::detail::needs_both_operands<S>) void gemm_batched_backward_a
 }
 
 template <SemiringTag S, Element T>
-void gemm_batched_backward_b(tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax,
-                             tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> grad_b,
-                             std::int64_t count, const Options& options = {}) {
+requires(!tropical::detail::reads_result<S>) void gemm_batched_backward_b(
+    tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, tropical::detail::BatchedIn<T> a,
+    tropical::detail::BatchedIn<T> b, BatchedView<T> grad_b, std::int64_t count, const Options& options = {}) {
     detail::backward_of<S, T>(detail::Gradient::OfB, grad_c, argmax, a, b, grad_b, count, options);
 }
 
@@ -174,6 +178,36 @@ requires(!tropical::detail::needs_both_operands<S>) void gemm_batched_backward_b
     tropical::detail::BatchedIn<T> grad_c, BatchedView<const std::int32_t> argmax, tropical::detail::BatchedIn<T> a,
     BatchedView<T> grad_b, std::int64_t count, const Options& options = {}) {
     gemm_batched_backward_b<S, T>(grad_c, argmax, a, {}, grad_b, count, options);
+}
+
+// LogPlus's gradients, as tropical/gemm.hpp's: from the forward's C (M x N) instead of an argmax,
+// grad_A[i,k] = sum_j grad_C[i,j] * exp(A[i,k] + B[k,j] - C[i,j]) and grad_B[k,j] = sum_i of the same
+// (a term of -inf gets nothing); the weights are never stored. Overwritten unless options.accumulate.
+template <SemiringTag S, Element T>
+requires tropical::detail::reads_result<S>
+void gemm_backward_a(tropical::detail::In<T> grad_c, tropical::detail::In<T> c, tropical::detail::In<T> a,
+                     tropical::detail::In<T> b, MatrixView<T> grad_a, const Options& options = {}) {
+    detail::backward_of<S, T>(detail::Gradient::OfA, grad_c, c, a, b, grad_a, 1, options);
+}
+template <SemiringTag S, Element T>
+requires tropical::detail::reads_result<S>
+void gemm_backward_b(tropical::detail::In<T> grad_c, tropical::detail::In<T> c, tropical::detail::In<T> a,
+                     tropical::detail::In<T> b, MatrixView<T> grad_b, const Options& options = {}) {
+    detail::backward_of<S, T>(detail::Gradient::OfB, grad_c, c, a, b, grad_b, 1, options);
+}
+template <SemiringTag S, Element T>
+requires tropical::detail::reads_result<S>
+void gemm_batched_backward_a(tropical::detail::BatchedIn<T> grad_c, tropical::detail::BatchedIn<T> c,
+                             tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> grad_a,
+                             std::int64_t count, const Options& options = {}) {
+    detail::backward_of<S, T>(detail::Gradient::OfA, grad_c, c, a, b, grad_a, count, options);
+}
+template <SemiringTag S, Element T>
+requires tropical::detail::reads_result<S>
+void gemm_batched_backward_b(tropical::detail::BatchedIn<T> grad_c, tropical::detail::BatchedIn<T> c,
+                             tropical::detail::BatchedIn<T> a, tropical::detail::BatchedIn<T> b, BatchedView<T> grad_b,
+                             std::int64_t count, const Options& options = {}) {
+    detail::backward_of<S, T>(detail::Gradient::OfB, grad_c, c, a, b, grad_b, count, options);
 }
 
 // OrAnd on packed operands, and the packing, as tropical/gemm.hpp's (there: the layout of the words).

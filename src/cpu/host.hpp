@@ -15,6 +15,8 @@ void run(const detail::Request& q, int threads);
 // The two halves of run(), for a request that passed validation with shape s, on `threads` >= 1.
 void run_product(const detail::Request& q, const detail::Shape& s, int threads);
 void run_backward(const detail::Request& q, const detail::Shape& s, int threads);
+// LogPlus's gradients (the Softmax route), from the forward's C (cpu/host_softmax_backward.cpp).
+void run_softmax_backward(const detail::Request& q, const detail::Shape& s, int threads);
 void run_counting(const detail::Request& q, const detail::Shape& s, int threads);  // cpu/host_counting.cpp
 // OrAnd's products (from bytes or packed words) and the packing (cpu/orand.cpp).
 void run_orand(const detail::Request& q, const detail::Shape& s, int threads);

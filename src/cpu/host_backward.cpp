@@ -1,5 +1,6 @@
 // Gradients on the CPU: grad_C routed through the argmax by the semiring's gradient route
-// (src/semiring/gradient_route.hpp), as src/reference/reference.hpp does it.
+// (src/semiring/gradient_route.hpp), as src/reference/reference.hpp does it; LogPlus's, which read
+// the forward's C instead, in cpu/host_softmax_backward.cpp.
 //
 // Each thread owns whole rows of grad_A (only row i of grad_C feeds row i of grad_A) or whole
 // columns of grad_B (only column j of grad_C feeds column j), so no two threads add to one element,
@@ -91,6 +92,8 @@ void backward_band(const detail::Request& q, const detail::Shape& s, std::int64_
 }  // namespace
 
 void run_backward(const detail::Request& q, const detail::Shape& s, int threads) {
+    // LogPlus: every term gets a share, from the forward's C (cpu/host_softmax_backward.cpp).
+    if (info(q.semiring).gradient == GradientRoute::Softmax) return run_softmax_backward(q, s, threads);
     const bool of_a = q.operation == detail::Operation::BackwardA;
     const std::int64_t lines = of_a ? s.m : s.n;         // rows of grad_A, or columns of grad_B
     if (q.batch == 0 || lines == 0 || s.k == 0) return;  // a gradient without elements

@@ -13,8 +13,10 @@
 namespace tropical::cpu {
 namespace {
 
-// A thread is worth waking for this many terms (about 0.1 ms of one core's work).
+// A thread is worth waking for this many terms (about 0.1 ms of one core's work); for LogPlus,
+// whose every term costs a 2^x, for fewer.
 constexpr double kTermsPerThread = double(1 << 20);
+constexpr double kLogTermsPerThread = double(1 << 16);
 
 Strided strided(const detail::OperandRef& r) { return {const_cast<void*>(r.data), row_stride(r), col_stride(r)}; }
 
@@ -78,7 +80,10 @@ void run_product(const detail::Request& q, const detail::Shape& s, int threads) 
     const std::size_t size = size_of(q.dtype);
     const ProductFunction kernel = product_function(q.dtype);
     const double terms = double(q.batch) * double(s.m) * double(s.n) * double(std::max<std::int64_t>(s.k, 1));
-    const int used = threads_for(terms, kTermsPerThread, threads);
+    // LogPlus's kernel packs its own panels of B (cpu/logplus-inl.h), a small cost beside its 2^x per
+    // term: its bands never share a packed B, and a thread takes several of them.
+    const bool own_packing = q.semiring == Semiring::LogPlus;
+    const int used = threads_for(terms, own_packing ? kLogTermsPerThread : kTermsPerThread, threads);
     const TileShape tile = tile_function(q.dtype)(q.semiring, argmax);
     const auto at = [](const Strided& x, std::int64_t batch_stride, std::int64_t index, std::size_t bytes) {
         Strided moved = x;
@@ -105,7 +110,7 @@ void run_product(const detail::Request& q, const detail::Shape& s, int threads) 
     const Cut cut = cut_for(q.batch, base.m, base.n, tile, used, kBandsPerThread);
     const PackedBLayout layout{base.k, base.n, tile.cols, blocks_for(size, tile.rows, tile.cols)};
     const std::size_t per_product = layout.bytes(size);
-    if (cut.bands > 1 && cut.by_rows && base.k > 0 &&
+    if (!own_packing && cut.bands > 1 && cut.by_rows && base.k > 0 &&
         per_product * static_cast<std::size_t>(q.batch) <= kSharedBBytes) {
         auto* packed = static_cast<char*>(scratch(Scratch::SharedB, per_product * static_cast<std::size_t>(q.batch)));
         parallel_for(used, q.batch * layout.count(), [&](std::int64_t task) {
@@ -124,7 +129,7 @@ void run_product(const detail::Request& q, const detail::Shape& s, int threads) 
     }
     // Else every band packs what it reads: a band of columns its B, a band of rows all of B, so
     // then a thread takes one band.
-    const Cut own = cut.by_rows ? cut_for(q.batch, base.m, base.n, tile, used, 1) : cut;
+    const Cut own = cut.by_rows && !own_packing ? cut_for(q.batch, base.m, base.n, tile, used, 1) : cut;
     parallel_for(used, q.batch * own.bands, [&](std::int64_t task) {
         ProductTask t = task_of(task / own.bands);
         if (own.bands > 1) band_of(own, t, task % own.bands);

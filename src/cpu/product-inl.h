@@ -22,10 +22,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <hwy/highway.h>
 
+#include <tropical/error.hpp>
 #include "cpu/kernel-inl.h"
+#include "cpu/logplus-inl.h"
 #include "cpu/pack-inl.h"
 #include "cpu/product.hpp"
 #include "cpu/ring-inl.h"
@@ -219,6 +222,13 @@ TileShape TileOf(bool argmax) {
     return {Tile<R, false>::MR, Tile<R, false>::NV * lanes};
 }
 
+// LogPlus takes f32 and f64 alone (validation refuses the others before any task is made).
+template <class T>
+[[noreturn]] void NotLogPlusType() {
+    throw Error(Status::Internal,
+                "a LogPlus task of an integer type reached the CPU kernels; validation refuses those");
+}
+
 // The one switch over semirings: a new one is a ring (cpu/ring-inl.h) and a case in each.
 template <class T>
 void RunProduct(const ProductTask& t) {
@@ -230,6 +240,9 @@ void RunProduct(const ProductTask& t) {
     case Semiring::MinMax: return RunRing<MinMaxRing<T>>(t);
     case Semiring::Counting: break;  // pairs: cpu/host_counting.cpp
     case Semiring::OrAnd: break;     // booleans: cpu/orand.cpp (cpu::run routes OrAnd there)
+    case Semiring::LogPlus:          // (+) combines every term: its own loop (cpu/logplus-inl.h)
+        if constexpr (std::is_floating_point_v<T>) return RunLogPlus<T>(t);
+        else NotLogPlusType<T>();
     }
 }
 
@@ -243,6 +256,10 @@ TileShape TileFor(Semiring s, bool argmax) {
     case Semiring::MinMax: return TileOf<MinMaxRing<T>>(argmax);
     case Semiring::Counting: break;
     case Semiring::OrAnd: break;  // booleans: cpu/orand.cpp
+    case Semiring::LogPlus:
+        if constexpr (std::is_floating_point_v<T>)
+            return {LogTileShape::MR, LogTileShape::NV * static_cast<std::int64_t>(kLanes<T>)};
+        else NotLogPlusType<T>();
     }
     return {};
 }
