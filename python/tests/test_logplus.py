@@ -50,7 +50,7 @@ def randn(*shape, dtype=torch.float64, device="cpu", scale=1.0, seed=0):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("scale", [1.0, 100.0, 1e4])
 def test_values_against_float64(device, dtype, scale):
-    for m, k, n in [(1, 1, 1), (5, 7, 3), (17, 33, 9), (64, 65, 31), (3, 300, 2)]:
+    for m, k, n in [(1, 1, 1), (5, 7, 3), (17, 33, 9), (64, 65, 31), (3, 300, 2), (4, 8192, 3)]:
         for sign in (1.0, -1.0):
             a = randn(m, k, dtype=dtype, device=device, scale=scale, seed=m) * sign
             b = randn(k, n, dtype=dtype, device=device, scale=scale, seed=n + 1) * sign
