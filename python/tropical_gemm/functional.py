@@ -14,7 +14,7 @@ _FAST = all(hasattr(_C, f) for f in ("_is_torch_function_mode_enabled", "_len_to
                                      "_are_functorch_transforms_active"))
 
 from . import _impl, ops
-from ._native import READS_RESULT, SEMIRING_ALIASES, SEMIRING_FACTS, InvalidArgumentError, semiring_list
+from ._native import SEMIRING_ALIASES, SEMIRING_FACTS, InvalidArgumentError, semiring_list
 
 _ALIASES = SEMIRING_ALIASES
 # The semirings whose (+) selects one term (the argmax exists; the gradient follows it). The others
