@@ -52,10 +52,18 @@ TGH_EXPORT int tgh_cpu_gemm(std::int32_t semiring, std::int32_t dtype, const tgh
     return guarded([&] {
         const auto s = tropical::detail::semiring_from_c(semiring);
         const auto t = tropical::detail::dtype_from_c(dtype);
-        if (!tropical::supports(s, t))
+        if (!tropical::supports(s, t)) {
+            std::string takes;  // the table's types for this semiring
+            for (tropical::DType d : tropical::all_dtypes)
+                if (tropical::supports(s, d)) takes += (takes.empty() ? "" : ", ") + std::string(tropical::to_string(d));
             throw tropical::Unsupported(std::string("semiring ") + std::string(tropical::to_string(s)) +
                                         " does not take " + std::string(tropical::to_string(t)) +
-                                        " elements: orand takes u8 (bool, uint8), the others f32, f64, i32, i64");
+                                        " elements: it takes " + takes);
+        }
+        if (argmax && !tropical::info(s).selects())
+            throw tropical::Unsupported(std::string("semiring ") + std::string(tropical::to_string(s)) +
+                                        " has no argmax: its (+) combines every term, so no single k attains a "
+                                        "result; call it without one");
         require_view(a, "A"), require_view(b, "B"), require_view(c, "C");
         if (argmax) require_view(argmax, "argmax");
         require(batch >= 0, "the batch count must be 0 or more");

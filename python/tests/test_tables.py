@@ -18,18 +18,24 @@ SEMANTICS = {
     "maxmin": ("max", "min", math.inf, 2**31 - 1),
     "minmax": ("min", "max", -math.inf, -(2**31)),
 }
+# LogPlus (log-sum-exp, +): floats only; its one is 0 and its zero -inf.
+LOGPLUS = ("log", "plus", 0.0, None)
 
 
 def test_every_semiring_and_type_comes_from_the_library():
-    assert list(_native.SEMIRING_FACTS) == ["maxplus", "minplus", "maxmul", "maxmin", "minmax", "counting", "orand"]
+    assert list(_native.SEMIRING_FACTS) == ["maxplus", "minplus", "maxmul", "maxmin", "minmax", "counting", "orand",
+                                            "logplus"]
     assert list(_native.ELEMENT_TYPES) == ["float32", "float64", "int32", "int64", "uint8"]
     assert _native.COUNTING == "counting"
     assert _native.SEMIRING_FACTS["counting"].dtypes == ("float32", "float64")
     assert _native.SEMIRING_FACTS["orand"].dtypes == ("uint8",)
-    assert _native.GRADIENT_SEMIRINGS == frozenset(SEMANTICS)
+    assert _native.SEMIRING_FACTS["logplus"].dtypes == ("float32", "float64")
+    assert _native.GRADIENT_SEMIRINGS == frozenset(SEMANTICS) | {"logplus"}
+    assert _native.READS_RESULT == frozenset({"logplus"})  # its backward reads C where the others read the argmax
+    assert _native.SEMIRING_FACTS["logplus"].gradient == _native.GRADIENT_SOFTMAX
     assert _native.DTYPE_CODES["bool"] == _native.DTYPE_CODES["uint8"]
     for name, facts in _native.SEMIRING_FACTS.items():
-        assert facts.selects == (name != "counting")  # the argmax exists where (+) selects a term
+        assert facts.selects == (name not in ("counting", "logplus"))  # the argmax exists where (+) selects a term
         assert facts.prefers_larger == (facts.plus != "min")
 
 
@@ -39,6 +45,19 @@ def test_semantics(name):
     facts = _native.SEMIRING_FACTS[name]
     assert (facts.plus, facts.times) == (plus, times)
     assert _native.SEMIRING_ALIASES[f"{plus}_{times}"] == name
+
+
+def test_logplus_row():
+    facts = _native.SEMIRING_FACTS["logplus"]
+    assert (facts.plus, facts.times) == LOGPLUS[:2]
+    for alias in ("logplus", "log_plus", "log-plus"):
+        assert _native.SEMIRING_ALIASES[alias] == "logplus"
+    assert _native.GRADIENT_READS[facts.value, "a"] == (True, True)  # softmax weights read A and B
+    assert _native.GRADIENT_READS[facts.value, "b"] == (True, True)
+    # zero -inf, one 0, in both float types
+    for dtype in facts.dtypes:
+        bits = _native.identity_bits("logplus", dtype, "zero"), _native.identity_bits("logplus", dtype, "one")
+        assert bits == ((0xFF800000, 0) if dtype == "float32" else (0xFFF0000000000000, 0))
 
 
 def test_ones_are_exact():
@@ -52,6 +71,8 @@ def test_ones_are_exact():
     assert ONES["minmax", torch.int64] == -(2**63)
     assert ONES["orand", torch.bool] is True
     assert ("orand", torch.float32) not in ONES  # only the pairs the table allows
+    assert ONES["logplus", torch.float32] == 0.0 and ONES["logplus", torch.float64] == 0.0
+    assert ("logplus", torch.int32) not in ONES
 
 
 def test_distributed_reduction_follows_the_table():
@@ -59,4 +80,6 @@ def test_distributed_reduction_follows_the_table():
     from tropical_gemm.distributed._keys import plus_is_max
 
     assert [s for s in _native.SEMIRINGS if not plus_is_max(s)] == ["minplus", "minmax"]
+    # LogPlus's (+) keeps no one value: the distributed products refuse it (test_logplus.py)
+    assert not _native.SEMIRING_FACTS["logplus"].selects
     assert plus_is_max("orand")  # or keeps true, the larger byte

@@ -1,11 +1,12 @@
-"""tropical_gemm: tropical-semiring matrix products (MaxPlus, MinPlus, MaxMul, MaxMin, MinMax, and the
-Boolean OrAnd) as PyTorch ops.
+"""tropical_gemm: tropical-semiring matrix products (MaxPlus, MinPlus, MaxMul, MaxMin, MinMax, the
+Boolean OrAnd, and the log semiring LogPlus) as PyTorch ops.
 
     import torch, tropical_gemm
     c = tropical_gemm.matmul(a, b, semiring="maxplus")     # C[i,j] = max_k a[i,k] + b[k,j]
     r = tropical_gemm.matmul(x, y, semiring="orand")       # booleans: R[i,j] = OR_k x[i,k] AND y[k,j]
     path = tropical_gemm.backtrack(back, last)              # Viterbi: the best paths through argmax tables
     e = tropical_gemm.einsum("ij,jk,k->i", a, b, v)         # any network, in einsum's equations
+    z = tropical_gemm.einsum("ij,jk->", x, y, semiring="logplus")  # log partition function: log sum exp
     torch.ops.tropical.gemm(a, b, "minplus")                # the registered op itself
     layer = tropical_gemm.TropicalLinear(64, 32)            # a tropical linear layer
     tropical_gemm.warm_up(dtypes=[torch.float32])           # compile kernels ahead of first use

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 
 from ._checks import NAMESPACE
-from ._native import UnsupportedError
+from ._native import READS_RESULT, UnsupportedError
 
 _ops = getattr(torch.ops, NAMESPACE)  # resolves each op by name when used
 
@@ -30,13 +30,19 @@ def _setup(ctx, inputs, output):
     ctx.semiring = inputs[2] if len(inputs) > 2 else "maxplus"
     if isinstance(output, tuple):
         ctx.save_for_backward(a, b, output[1])
+    elif ctx.semiring in READS_RESULT:  # LogPlus: the backward reads C where the others read the argmax
+        ctx.save_for_backward(a, b, output)
     else:
         ctx.save_for_backward(a, b)
 
 
 def _backward_recompute(argmax_op):
     def backward(ctx, grad_c):
-        a, b = ctx.saved_tensors
+        saved = ctx.saved_tensors
+        if len(saved) == 3:  # the forward's C, kept by _setup
+            a, b, c = saved
+            return (*_route(ctx, grad_c, c, a, b), None)
+        a, b = saved
         # The op does not keep its argmax; tropical_gemm.matmul avoids this by calling the _argmax op.
         _, argmax = argmax_op(a, b, ctx.semiring)
         return (*_route(ctx, grad_c, argmax, a, b), None)

@@ -20,7 +20,9 @@ from ._native import (
     ELEMENT_TYPES,
     GRADIENT_SEMIRINGS,
     SEMIRING_FACTS,
+    SEMIRING_MEANINGS,
     SEMIRINGS,
+    READS_RESULT,
     InvalidArgumentError,
     UnsupportedError,
     semiring_list,
@@ -35,6 +37,8 @@ SUPPORTED = frozenset((SEMIRINGS[n], DTYPE_CODES[d]) for n in SEMIRINGS for d in
 # The Boolean semiring (or, and): the one that takes booleans.
 ORAND = next(SEMIRINGS[n] for n in SEMIRINGS if SEMIRING_FACTS[n].dtypes == (BOOLEAN.name,))
 _ORAND_NAME = next(n for n, v in SEMIRINGS.items() if v == ORAND)
+# The semirings whose (+) combines every term (LogPlus's log-sum-exp), by code: no argmax exists.
+COMBINING = frozenset(v for n, v in SEMIRINGS.items() if not SEMIRING_FACTS[n].selects)
 NAMESPACE = "tropical"  # torch.ops.tropical; the ops' messages name it
 
 
@@ -90,16 +94,35 @@ def dtype_code(t: Tensor, what: str) -> int:
 
 
 def check_semiring_dtype(op: str, s: int, t: Tensor) -> None:
-    """OrAnd takes booleans (bool or uint8 tensors) and nothing else takes them."""
+    """The dtype is one the semiring takes (the table's): OrAnd takes booleans (bool or uint8 tensors)
+    and nothing else takes them; LogPlus takes floats only."""
     if (s, DTYPES.get(t.dtype)) not in SUPPORTED:
         if s == ORAND:
             raise UnsupportedError(
                 f"tropical.{op}: semiring 'orand' (or, and) is Boolean: it takes bool or uint8 tensors (nonzero is "
                 f"true), not {t.dtype}; convert them, e.g. with (x != 0)"
             )
+        if t.dtype in BOOLEANS:
+            raise UnsupportedError(
+                f"tropical.{op}: {t.dtype} tensors are booleans, for semiring 'orand' (or, and); for the other "
+                f"semirings convert them, e.g. with .int() or .float()"
+            )
+        name = next(n for n, v in SEMIRINGS.items() if v == s)
         raise UnsupportedError(
-            f"tropical.{op}: {t.dtype} tensors are booleans, for semiring 'orand' (or, and); for the other "
-            f"semirings convert them, e.g. with .int() or .float()"
+            f"tropical.{op}: semiring '{name}' ({SEMIRING_MEANINGS[name]}) takes {type_list(SEMIRING_FACTS[name].dtypes)} "
+            f"tensors, not {t.dtype}; convert them, e.g. with .float() or .double()"
+        )
+
+
+def check_argmax(where: str, s: int) -> None:
+    """An argmax exists only where (+) selects one term: LogPlus's log-sum-exp combines them all."""
+    if s in COMBINING:
+        name = next(n for n, v in SEMIRINGS.items() if v == s)
+        share = (" (log-sum-exp: C[i,j] = log sum_k exp(A[i,k] + B[k,j]); its gradient reaches every term, "
+                 "weighted by exp(A[i,k] + B[k,j] - C[i,j]))") if name in READS_RESULT else ""
+        raise UnsupportedError(
+            f"{where}: semiring '{name}' has no argmax: its (+) combines every term{share}, so no single k "
+            f"attains a result; call the product without one (return_argmax=False)"
         )
 
 
@@ -216,7 +239,13 @@ def check_backward(op: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor
         raise InvalidArgumentError(
             f"tropical.{op}: grad_c, a and b must share one dtype; they are {grad_c.dtype}, {a.dtype}, {b.dtype}"
         )
-    if argmax.dtype != torch.int32:
+    if semiring in READS_RESULT:
+        if argmax.dtype != a.dtype:
+            raise InvalidArgumentError(
+                f"tropical.{op}: semiring '{semiring}' reads the forward's C where the others read the argmax: "
+                f"pass C (of the operands' dtype, {a.dtype}), not a {argmax.dtype} tensor"
+            )
+    elif argmax.dtype != torch.int32:
         raise InvalidArgumentError(
             f"tropical.{op}: argmax must be int32 (as gemm_argmax returns it), not {argmax.dtype}"
         )

@@ -36,8 +36,8 @@ from torch import Tensor
 
 from . import _autograd, _native, _registry, ops
 from ._abi import device_options, host_options
-from ._checks import check_counting_pair, check_devices, dtype_code, semiring_code
-from ._native import InvalidArgumentError, UnsupportedError
+from ._checks import check_argmax, check_counting_pair, check_devices, check_semiring_dtype, dtype_code, semiring_code
+from ._native import READS_RESULT, InvalidArgumentError, UnsupportedError
 
 _contract_c = _native.undeclared("tropical_contract")
 _contract_argmax_c = _native.undeclared("tropical_contract_argmax")
@@ -199,9 +199,14 @@ def run_counting(a, b, la, lb, lc, shape, t: int, refused: list | None = None) -
 # --- the ops ----------------------------------------------------------------------------------
 
 
-def _check(op: str, a: Tensor, b: Tensor, la, lb, lc, semiring: str):
+def _check(op: str, a: Tensor, b: Tensor, la, lb, lc, semiring: str, with_argmax: bool = False):
     """Validates the op's arguments; returns (semiring code, dtype code, C's shape)."""
-    return (semiring_code(semiring), *_check_tensors(op, a, b, la, lb, lc))
+    s = semiring_code(semiring)
+    if with_argmax:
+        check_argmax(f"tropical.{op}", s)
+    found = _check_tensors(op, a, b, la, lb, lc)
+    check_semiring_dtype(op, s, a)
+    return (s, *found)
 
 
 def _check_tensors(op: str, a: Tensor, b: Tensor, la, lb, lc):
@@ -233,7 +238,7 @@ def _check_tensors(op: str, a: Tensor, b: Tensor, la, lb, lc):
 
 def _impl(op: str, with_argmax: bool):
     def impl(a, b, la, lb, lc, semiring="maxplus"):
-        s, t, shape = _check(op, a, b, la, lb, lc, semiring)
+        s, t, shape = _check(op, a, b, la, lb, lc, semiring, with_argmax)
         return run(a, b, tuple(la), tuple(lb), tuple(lc), shape, s, t, with_argmax)
 
     return impl
@@ -241,7 +246,7 @@ def _impl(op: str, with_argmax: bool):
 
 def _fake(op: str, with_argmax: bool):
     def fake(a, b, la, lb, lc, semiring="maxplus"):
-        _, _, shape = _check(op, a, b, la, lb, lc, semiring)
+        _, _, shape = _check(op, a, b, la, lb, lc, semiring, with_argmax)
         c = a.new_empty(shape)
         return (c, a.new_empty(shape, dtype=torch.int32)) if with_argmax else c
 
@@ -287,7 +292,12 @@ def _setup(ctx, inputs, output):
     a, b, la, lb, lc = inputs[:5]
     ctx.labels = (tuple(la), tuple(lb), tuple(lc))
     ctx.semiring = inputs[5] if len(inputs) > 5 else "maxplus"
-    ctx.save_for_backward(a, b, output[1]) if isinstance(output, tuple) else ctx.save_for_backward(a, b)
+    if isinstance(output, tuple):
+        ctx.save_for_backward(a, b, output[1])
+    elif ctx.semiring in READS_RESULT:  # LogPlus: the backward reads C in the argmax's place
+        ctx.save_for_backward(a, b, output)
+    else:
+        ctx.save_for_backward(a, b)
 
 
 def _as3(x: Tensor, labels, groups, sizes) -> Tensor:
@@ -309,6 +319,8 @@ def _from3(g: Tensor, groups, labels, sizes) -> Tensor:
 
 
 def _gradients(ctx, grad_c: Tensor, argmax: Tensor, a: Tensor, b: Tensor):
+    """The gradients through the batched backward ops; `argmax` is the forward's C for a semiring whose
+    gradient reads it (LogPlus), which has C's labels as the argmax has."""
     la, lb, lc = ctx.labels
     sizes = dict(zip(la, a.shape))
     sizes.update(zip(lb, b.shape))
@@ -334,7 +346,10 @@ def _backward_saved(ctx, grad_c, grad_argmax):
 
 
 def _backward_recompute(ctx, grad_c):
-    a, b = ctx.saved_tensors
+    saved = ctx.saved_tensors
+    if len(saved) == 3:  # the forward's C, kept by _setup
+        return _gradients(ctx, grad_c, saved[2], saved[0], saved[1])
+    a, b = saved
     la, lb, lc = ctx.labels
     _, argmax = contract_argmax(a, b, la, lb, lc, ctx.semiring)
     return _gradients(ctx, grad_c, argmax, a, b)

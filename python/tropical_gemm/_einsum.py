@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from . import _contract, _einsum_graphs, _einsum_plan
 from ._checks import COUNTING_DTYPES, DTYPES, ONES, dtype_code, check_semiring_dtype, unsupported_device
-from ._native import COUNTING, SEMIRINGS, InvalidArgumentError, UnsupportedError
+from ._native import COUNTING, SEMIRING_FACTS, SEMIRINGS, InvalidArgumentError, UnsupportedError
 from .functional import direct_ok, semiring_name
 
 __all__ = ["einsum", "einsum_path", "clear_einsum_graphs"]
@@ -221,6 +221,11 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     device (CUDA or CPU): float32, float64, int32 or int64, and for ``semiring="orand"`` (OR, AND)
     bool or uint8 (nonzero is true; the result has their dtype and holds 0 and 1), e.g.
     ``einsum("ij,jk->ik", adj, adj, semiring="orand")``: the pairs joined by a path of two edges.
+    ``semiring="logplus"`` (float32, float64) is the log semiring: the operands are log-factors and
+    the result is ``log`` of the sum over every index the output lacks of ``exp`` of their sum, e.g.
+    ``einsum("ij,jk,k->", *log_factors, semiring="logplus")`` is a tensor network's log partition
+    function (a summed index one operand alone holds is a log-sum-exp over it; a size-1 dimension
+    broadcast to n counts n times, adding log n, as ``torch.logsumexp`` of the explicit broadcast does).
     ``optimize`` chooses the order of pairwise contractions: an opt_einsum strategy (``"auto"``,
     ``"greedy"``, ``"optimal"``, ``"dp"``, ``"random-greedy"``, ``"auto-hq"``, ...),
     ``"cotengra"`` (when cotengra is installed), an opt_einsum or cotengra optimizer object, or a
@@ -228,7 +233,8 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
 
     Differentiable for float32 and float64: for a MaxPlus (or MinPlus) network with a scalar
     result, the gradient with respect to each operand is 1 on the entries of one optimal
-    assignment and 0 elsewhere. Traceable by ``torch.compile(fullgraph=True)``.
+    assignment and 0 elsewhere; for a LogPlus one it is each entry's marginal probability (the
+    softmax weights, through each step's kept result). Traceable by ``torch.compile(fullgraph=True)``.
 
     ``semiring="counting"`` contracts in the counting tropical semiring (max-plus with
     multiplicities) and returns ``(values, counts)``: the network's max-plus result and, for each
@@ -276,10 +282,13 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
     direct = not grad and not compiling and _plain(tensors)
     t_code = DTYPES[first.dtype]
     if counting:
-        s = s_code = one = None  # the pairs' products and one are their own (step, ones)
+        s = s_code = one = selects = None  # the pairs' products and one are their own (step, ones)
         to_01 = False
     else:
         s_code = SEMIRINGS[s]
+        # Where (+) selects a term, the gradient follows each step's argmax; LogPlus's contract keeps
+        # its C for the gradient instead.
+        selects = SEMIRING_FACTS[s].selects
         one = ONES[s, first.dtype]  # by which a product reduces an index
         # An OrAnd result holds 0 and 1 (as matmul's does). Where no step runs (one operand, nothing
         # reduced) it would be a view of the operand: uint8 trues other than 1 become 1.
@@ -292,7 +301,7 @@ def einsum(equation: str, *operands: Tensor, semiring: str = "maxplus", optimize
             return _contract.counting_contract(a[0], a[1], b[0], b[1], la, lb, lc)
         if direct:
             return _contract.run(a, b, la, lb, lc, shape, s_code, t_code, False, refused)
-        if grad and (a.requires_grad or b.requires_grad):
+        if grad and selects and (a.requires_grad or b.requires_grad):
             return _contract.contract_argmax(a, b, la, lb, lc, s)[0]
         return _contract.contract(a, b, la, lb, lc, s)
 

@@ -23,7 +23,8 @@ from torch import Tensor
 
 from . import _native
 from ._abi import describe_matrix, device_options, host_options, pack_matrix
-from ._checks import ORAND, check_backtrack, check_backward, check_pack, check_packed_product, check_product_shapes
+from ._checks import (COMBINING, ORAND, check_argmax, check_backtrack, check_backward, check_pack, check_packed_product,
+                      check_product_shapes)
 from ._native import GRADIENT_READS, PACK_A, PACK_B, ROW_MAJOR
 
 # --- implementations --------------------------------------------------------------------------
@@ -58,6 +59,8 @@ def _launch(op: str, fn, head: tuple, c: Tensor, argmax, m: int, n: int, batch, 
 
 def _product(op: str, a: Tensor, b: Tensor, semiring: str, batched: bool, with_argmax: bool, cuda: bool):
     s, t, sa, sb = check_product_shapes(op, a, b, semiring, batched)
+    if with_argmax and s in COMBINING:  # LogPlus: no term attains a result alone
+        check_argmax(f"tropical.{op}", s)
     if cuda and s == ORAND and _prepack(sa, sb):
         return _prepacked_cuda(op, a, b, batched, with_argmax)
     device = a.device
@@ -108,8 +111,9 @@ def _backward(op: str, which: str, grad_c: Tensor, argmax: Tensor, a: Tensor, b:
     grad = torch.empty((count, rows, cols) if batched else (rows, cols), dtype=a.dtype, device=device)
     dgc, grad_c_ = describe_matrix(grad_c, batched)
     dam, argmax_ = describe_matrix(argmax, batched)
-    # The operands the semiring's gradient reads (MaxMul the other one, MaxMin and MinMax both); NULL
-    # for one it does not read.
+    # `argmax` is the forward's C for a semiring whose gradient reads it (LogPlus: check_backward).
+    # The operands the semiring's gradient reads (MaxMul the other one, MaxMin, MinMax and LogPlus
+    # both); NULL for one it does not read.
     reads_a, reads_b = GRADIENT_READS[s, which]
     da, a_ = describe_matrix(a, batched) if reads_a else (None, None)
     db, b_ = describe_matrix(b, batched) if reads_b else (None, None)

@@ -293,15 +293,20 @@ COUNTING = next(n for n, s in SEMIRING_FACTS.items() if s.pairs)
 SEMIRINGS = {n: v for n, v in ALL_SEMIRINGS.items() if n != COUNTING}
 
 # tropical_gradient (tropical/semiring_table.h): none, as is (reads neither operand), the product rule
-# (reads the other operand), to the smaller or the larger operand (reads both).
-GRADIENT_NONE, GRADIENT_AS_IS, GRADIENT_PRODUCT, GRADIENT_TO_MIN, GRADIENT_TO_MAX = range(5)
+# (reads the other operand), to the smaller or the larger operand (reads both), softmax weights (reads
+# both, and the forward's C where the others read the argmax).
+GRADIENT_NONE, GRADIENT_AS_IS, GRADIENT_PRODUCT, GRADIENT_TO_MIN, GRADIENT_TO_MAX, GRADIENT_SOFTMAX = range(6)
 # (semiring code, "a" or "b") -> whether the gradient of that operand reads A, and B (types.hpp's
 # gradient_reads_a/b); NULL may go for an operand it does not read.
 GRADIENT_READS = {
     (s.value, which): (both or (s.gradient == GRADIENT_PRODUCT and which == "b"),
                        both or (s.gradient == GRADIENT_PRODUCT and which == "a"))
-    for s in SEMIRING_FACTS.values() for both in [s.gradient in (GRADIENT_TO_MIN, GRADIENT_TO_MAX)] for which in "ab"
+    for s in SEMIRING_FACTS.values()
+    for both in [s.gradient in (GRADIENT_TO_MIN, GRADIENT_TO_MAX, GRADIENT_SOFTMAX)] for which in "ab"
 }
+# The semirings (by name) whose backward reads the forward's C in the argmax's place (types.hpp's
+# gradient_reads_result): their products keep C, not an argmax, for the gradient.
+READS_RESULT = frozenset(n for n, s in SEMIRING_FACTS.items() if s.gradient == GRADIENT_SOFTMAX)
 
 
 def identity_bits(semiring: str, dtype: str, which: str = "one") -> int:

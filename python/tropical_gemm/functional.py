@@ -14,9 +14,12 @@ _FAST = all(hasattr(_C, f) for f in ("_is_torch_function_mode_enabled", "_len_to
                                      "_are_functorch_transforms_active"))
 
 from . import _impl, ops
-from ._native import SEMIRING_ALIASES, InvalidArgumentError
+from ._native import SEMIRING_ALIASES, SEMIRING_FACTS, InvalidArgumentError, semiring_list
 
 _ALIASES = SEMIRING_ALIASES
+# The semirings whose (+) selects one term (the argmax exists; the gradient follows it). The others
+# (LogPlus) refuse return_argmax, and their gradient reads the forward's C (_autograd keeps it).
+_SELECTS = frozenset(n for n, f in SEMIRING_FACTS.items() if f.selects)
 
 
 class PackedBits(NamedTuple):
@@ -84,8 +87,8 @@ def _packed_matmul(a: PackedBits, b, s: str, return_argmax: bool):
 
 
 def semiring_name(semiring: str) -> str:
-    """The canonical name ('maxplus', 'minplus', 'maxmul', 'maxmin', 'minmax', 'orand') of a semiring given in
-    any common spelling ('max_plus', 'max-min', 'and-or', ...)."""
+    """The canonical name ('maxplus', 'minplus', 'maxmul', 'maxmin', 'minmax', 'orand', 'logplus', ...: the
+    library's table) of a semiring given in any common spelling ('max_plus', 'max-min', 'and-or', 'log_plus', ...)."""
     name = _ALIASES.get(semiring) if type(semiring) is str else None  # the usual spellings, as given
     if name is None:
         name = _ALIASES.get(str(semiring).lower())
@@ -121,15 +124,19 @@ def _product(name: str, a: Tensor, b: Tensor, s: str, batched: bool, with_argmax
 def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bool = False):
     """The tropical product ``C[..., i, j] = (+)_k a[..., i, k] (x) b[..., k, j]``.
 
-    ``semiring`` is ``"maxplus"`` (max, +), ``"minplus"`` (min, +), ``"maxmul"`` (max, x), ``"maxmin"``
-    (max, min), ``"minmax"`` (min, max), or ``"orand"`` (or, and) on bool or uint8 tensors (nonzero is
-    true; C has their dtype and holds 0 or 1; the argmax is the first k whose term is true), or on
-    operands packed by :func:`pack_bits` (C is bool).
+    ``semiring`` is one of {semirings} (the library's table; spellings such as ``"max_plus"`` or
+    ``"log-plus"`` work too). ``"orand"`` takes bool or uint8 tensors (nonzero is
+    true; C has their dtype and holds 0 or 1; the argmax is the first k whose term is true), or
+    operands packed by :func:`pack_bits` (C is bool). ``"logplus"`` is the log semiring,
+    ``C[i, j] = log sum_k exp(a[i, k] + b[k, j])`` (probabilities kept as logarithms: HMMs, CRFs,
+    partition functions), float32 and float64 only: -inf is its zero and 0 its one; a NaN term makes
+    the entry NaN, else a +inf term makes it +inf; it has no argmax (``return_argmax=True`` raises),
+    and its gradient reaches every term, weighted by its share ``exp(a[i, k] + b[k, j] - C[i, j])``.
     Shapes follow :func:`torch.matmul` for 2-D and batched operands: ``(M, K) @ (K, N)``;
     ``(..., M, K) @ (K, N)`` (the leading dimensions of ``a`` are folded into M);
     ``(B, M, K) @ (B, K, N)`` with a batch of 1 broadcasting; more leading dimensions broadcast
     like :func:`torch.matmul`'s. Differentiable for float32 and float64 (the gradient flows through
-    the argmax; MaxMul by the product rule). With ``return_argmax``, returns ``(C, argmax)``, the int32
+    the argmax; MaxMul by the product rule; LogPlus through the softmax weights, from the C it keeps). With ``return_argmax``, returns ``(C, argmax)``, the int32
     index k that attained each entry (-1 where none beat the semiring's zero).
 
     It calls the ``torch.ops.tropical`` ops; where no gradient is wanted, on plain tensors outside
@@ -146,7 +153,12 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bo
             f"add a dimension, e.g. a.unsqueeze(0) for a row vector or b.unsqueeze(-1) for a column"
         )
     grad = _grad_enabled() and (a.requires_grad or b.requires_grad)
-    argmax_wanted = return_argmax or grad
+    if s in _SELECTS:
+        argmax_wanted = return_argmax or grad
+    else:
+        if return_argmax:
+            ops.check_argmax("tropical_gemm.matmul", ops.semiring_code(s))  # raises: no single k attains a result
+        argmax_wanted = False
     direct = _FAST and not grad and direct_ok(a, b)
 
     if a_dim == 2 and b_dim == 2:
@@ -181,3 +193,7 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, return_argmax: bo
         c = c.reshape(*batch_shape, *c.shape[-2:])
         argmax = argmax.reshape(*batch_shape, *argmax.shape[-2:]) if argmax is not None else None
     return (c, argmax) if return_argmax else c
+
+
+# The semirings in matmul's docstring, as the library's table lists them.
+matmul.__doc__ = matmul.__doc__.replace("{semirings}", semiring_list())

@@ -55,9 +55,13 @@ class TropicalLinear(nn.Module):
         vector = x.dim() == 1
         y = matmul(x.unsqueeze(0) if vector else x, self.weight.t(), self.semiring)
         if self.bias is not None:
-            # The bias enters through (+): the larger or the smaller, as the semiring's table says.
-            larger = SEMIRING_FACTS[self.semiring].prefers_larger
-            y = torch.maximum(y, self.bias) if larger else torch.minimum(y, self.bias)
+            # The bias enters through (+): the larger or the smaller, as the semiring's table says; a
+            # (+) that combines its terms rather than selecting one is LogPlus's log-sum-exp.
+            facts = SEMIRING_FACTS[self.semiring]
+            if not facts.selects:
+                y = torch.logaddexp(y, self.bias)
+            else:
+                y = torch.maximum(y, self.bias) if facts.prefers_larger else torch.minimum(y, self.bias)
         return y.squeeze(0) if vector else y
 
     def extra_repr(self) -> str:

@@ -18,9 +18,13 @@ str semiring)``
 
 ``a`` is M x K and ``b`` K x N (batched: n x M x K and n x K x N, where a batch of 1 broadcasts);
 semirings ``"maxplus"``, ``"minplus"``, ``"maxmul"``, ``"maxmin"``, ``"minmax"``; dtypes float32, float64, int32, int64;
-and ``"orand"`` (or, and) on bool or uint8 tensors (nonzero is true; C has their dtype, 0 or 1). The
-semantics are the library's (README, "Semantics"). The backward ops take 2-D or 3-D operands (OrAnd has
-no gradient).
+``"orand"`` (or, and) on bool or uint8 tensors (nonzero is true; C has their dtype, 0 or 1); and
+``"logplus"`` (log-sum-exp, +) on float32 and float64 (every semiring and its dtypes: the library's table,
+``tropical_gemm._native.SEMIRING_FACTS``). The semantics are the library's (README, "Semantics"). The
+backward ops take 2-D or 3-D operands (OrAnd has no gradient). LogPlus's (+) combines every term, so it
+has no argmax (the ``_argmax`` ops refuse it) and its backward ops take the forward's C in the
+``argmax`` argument (of the operands' dtype): the gradient reaches every term k, weighted by
+``exp(A[i,k] + B[k,j] - C[i,j])``; ``gemm`` and ``bgemm`` keep C for it rather than recomputing.
 
 ``pack_bits`` packs a bool or uint8 tensor (2-D or 3-D) along ``dim`` (-1: the columns of an A, -2:
 the rows of a B) into int32 words, bit k % 32 of word k / 32 holding element k (the bits past K are
@@ -50,7 +54,7 @@ import torch
 from torch import Tensor
 
 from . import _autograd
-from ._checks import check_backward, check_product
+from ._checks import check_argmax, check_backward, check_product
 from ._checks import semiring_code  # noqa: F401 (tropical_gemm.functional uses ops.semiring_code)
 from ._checks import check_backtrack, check_pack, check_packed_product
 from ._impl import (backtrack_cpu, backtrack_cuda, backward_cpu, backward_cuda, pack_cpu, pack_cuda,
@@ -64,7 +68,9 @@ _BACKWARD = "(Tensor grad_c, Tensor argmax, Tensor a, Tensor b, str semiring='ma
 
 def _product_fake(op: str, batched: bool, with_argmax: bool):
     def fake(a: Tensor, b: Tensor, semiring: str = "maxplus"):
-        check_product(op, a, b, semiring, batched)
+        s = check_product(op, a, b, semiring, batched)[0]
+        if with_argmax:
+            check_argmax(f"tropical.{op}", s)
         if batched:
             count = a.shape[0] if b.shape[0] == 1 else b.shape[0]
             shape = (count, a.shape[1], b.shape[2])

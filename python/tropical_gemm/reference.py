@@ -57,7 +57,8 @@ def gemm(a, b, semiring: str = "maxplus", *, return_argmax: bool = False):
     t = DTYPE_CODES.get(a.dtype.name)
     if t is None:
         raise UnsupportedError(
-            f"dtype {a.dtype} is not supported: use float32, float64, int32 or int64 (bool or uint8 for 'orand')"
+            f"dtype {a.dtype} is not supported: use float32, float64, int32 or int64 (bool or uint8 for 'orand'; "
+            f"'logplus' takes float32 and float64 only)"
         )
     if a.dtype.name != b.dtype.name:
         raise InvalidArgumentError(f"a is {a.dtype} but b is {b.dtype}: convert one, e.g. b.astype(a.dtype)")

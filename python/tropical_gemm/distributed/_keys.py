@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from .._native import SEMIRING_FACTS
+from .._native import SEMIRING_FACTS, UnsupportedError
 
 _INT_OF = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}  # by the element's size, for its bits
 _LOW32 = 0xFFFFFFFF
@@ -34,6 +34,20 @@ def plus_is_max(semiring: str) -> bool:
     """Whether the semiring's (+) keeps the larger value (maxplus, maxmul, maxmin) or the smaller
     (minplus, minmax), as the library's semiring table says."""
     return SEMIRING_FACTS[semiring].prefers_larger
+
+
+def check_selects(where: str, semiring: str) -> None:
+    """The reduction across ranks keeps one rank's value, which is (+) only where (+) selects one term
+    (the table's `selects`): a (+) that combines every term (LogPlus's log-sum-exp) is refused, before
+    any collective, on every rank alike. (An unknown name passes: the exchange reports it.)"""
+    facts = SEMIRING_FACTS.get(semiring)
+    if facts is not None and not facts.selects:
+        raise UnsupportedError(
+            f"{where}: semiring {semiring!r} is not distributed: its (+) combines every term (log-sum-exp), and the "
+            f"ranks' reduction keeps one rank's value (an all_reduce(MAX) of order keys); contract on one device, or "
+            f"combine the ranks' partial results yourself, e.g. torch.logsumexp(torch.stack(gathered), 0) over an "
+            f"all_gather"
+        )
 
 
 def order_key(value: Tensor, is_max: bool) -> Tensor:

@@ -15,7 +15,7 @@ from .._native import SEMIRING_ALIASES, SEMIRINGS, InvalidArgumentError, Unsuppo
 from ..functional import matmul as local_matmul
 from . import _grid
 from ._group import SPLITS, WHERE, collective_device, exchange, gather_all, grid_shape, require_group, shard_range
-from ._keys import plus_is_max, reduce_values, reduce_with_tag
+from ._keys import check_selects, plus_is_max, reduce_values, reduce_with_tag
 
 
 def canonical_semiring(semiring) -> str:
@@ -128,6 +128,7 @@ def matmul(a: Tensor, b: Tensor, semiring: str = "maxplus", *, split: str | None
             f"{WHERE}.matmul: semiring {s!r} is not distributed yet; run tropical_gemm.matmul on each rank's "
             f"shards and combine the boolean results with all_reduce(MAX)"
         )
+    check_selects(f"{WHERE}.matmul", s)
     if split is None:
         return _whole_operands(a, b, s, group, grid, return_argmax, panel_width)
     world = dist.get_world_size(group)

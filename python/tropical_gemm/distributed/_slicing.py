@@ -20,7 +20,7 @@ from torch import Tensor
 
 from .._native import SEMIRINGS, InvalidArgumentError
 from ._group import WHERE, collective_device, require_group, shard_range
-from ._keys import plus_is_max, reduce_values, reduce_with_tag
+from ._keys import check_selects, plus_is_max, reduce_values, reduce_with_tag
 from ._products import canonical_semiring
 
 
@@ -38,6 +38,7 @@ def sliced_contract(contract: Callable[..., Tensor], operands: Sequence[Tensor],
     """
     group = require_group(group, "sliced_contract")
     s = canonical_semiring(semiring)
+    check_selects(f"{WHERE}.sliced_contract", s)
     operands, dims = list(operands), list(dims)
     if len(operands) != len(dims) or not operands:
         raise InvalidArgumentError(
