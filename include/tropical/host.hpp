@@ -182,7 +182,8 @@ requires(!tropical::detail::needs_both_operands<S>) void gemm_batched_backward_b
 
 // LogPlus's gradients, as tropical/gemm.hpp's: from the forward's C (M x N) instead of an argmax,
 // grad_A[i,k] = sum_j grad_C[i,j] * exp(A[i,k] + B[k,j] - C[i,j]) and grad_B[k,j] = sum_i of the same
-// (a term of -inf gets nothing); the weights are never stored. Overwritten unless options.accumulate.
+// (IEEE's exp: a term of -inf gets nothing, C = NaN gives NaN; 0 where C is -inf); the weights are never
+// stored. Overwritten unless options.accumulate.
 template <SemiringTag S, Element T>
 requires tropical::detail::reads_result<S>
 void gemm_backward_a(tropical::detail::In<T> grad_c, tropical::detail::In<T> c, tropical::detail::In<T> a,

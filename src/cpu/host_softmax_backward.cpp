@@ -3,7 +3,7 @@
 // carries in its argmax operand), as src/reference/reference.hpp's softmax_backward says:
 //
 //   grad_A[i,k] (+)= sum_j grad_C[i,j] * w,   grad_B[k,j] (+)= sum_i grad_C[i,j] * w,
-//   w = exp(A[i,k] + B[k,j] - C[i,j]), and 0 for a term of -inf.
+//   w = exp(A[i,k] + B[k,j] - C[i,j]) as IEEE computes it, and 0 where C[i,j] is -inf.
 //
 // A product of its own (M x N x K terms, an exp each), never the weights stored: each thread owns
 // whole rows of grad_A or whole columns of grad_B, as in cpu/host_backward.cpp, and sums its
@@ -41,11 +41,12 @@ Matrix<T> matrix(const detail::OperandRef& r, std::int64_t product) {
     return {base, row_stride(r), col_stride(r)};
 }
 
-// A term's share of c: 0 for a term of -inf (NaN or +inf terms and results give what exp gives).
+// A term's share of c: what exp gives (0 for a term of -inf, NaN against a C of NaN), and 0 where c is
+// -inf (every term of it is -inf).
 template <class T>
 double weight(T a, T b, T c) {
     const T term = T(a + T(0)) + T(b + T(0));
-    if (term == -std::numeric_limits<T>::infinity()) return 0.0;
+    if (c == -std::numeric_limits<T>::infinity()) return 0.0;
     return std::exp(static_cast<double>(term) - static_cast<double>(c));
 }
 
