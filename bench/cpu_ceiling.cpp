@@ -104,6 +104,7 @@ std::int64_t RunOf(Semiring semiring, std::int64_t iterations) {
     case Semiring::MinMax: return Run<cpu::MinMaxRing<T>>::Go(iterations);
     case Semiring::Counting: break;  // no SIMD ring: cpu/host_counting.cpp is a plain loop
     case Semiring::OrAnd: break;     // no SIMD ring: booleans run on cpu/orand.cpp's words
+    case Semiring::LogPlus: break;   // no ring of this kind: cpu/logplus-inl.h has a loop of its own
     }
     return 0;
 }

@@ -13,13 +13,15 @@
 // rest, so that rounding grows with sk + 16 + K / (16 sk) additions rather than with K.
 //
 // The reference moves only when a slice's sum says it must: each slice is summed against the current
-// r, and a sum that is not finite or above 2^16 (a term more than 16 above r in base 2: the first
-// slice, r still unset; a larger term than any before; NaN or +inf) makes the warp take the slice's
-// largest term (a max-plus pass), move r to its floor, scale the sums by the exact power of two, and
-// sum the slice again (a reference of +inf looks for a NaN term so). Terms then lie at most 16 above r and the largest term of all at or above it,
-// so nothing overflows, nothing that matters underflows, and a result's rounding is that of its
-// terms' logarithms, about 2^-24 |C|. A reference that reaches NaN or +inf is the result itself.
-//
+// r. A sum in (2^16, 2^64] (a term more than 16 above r in base 2) moves r up by the sum's exponent,
+// every sum scaled by that exact power of two. A sum that is not finite or above 2^64 (the first
+// slice, r still unset; a term far above any before; NaN or +inf) makes the warp take the slice's
+// largest term (a max-plus pass), move r to its floor, scale the sums so, and sum the slice again (a
+// reference of +inf looks for a NaN term so). Terms are summed at most 64 above r in base 2 and r
+// stays at most log2(sk) above the largest term, so nothing overflows, nothing that matters
+// underflows, and a result's rounding is that of its terms' logarithms, about 2^-24 (|C| + 64).
+// A reference that reaches NaN or +inf is the result itself.
+
 // K groups (the Small rows): a block's bk / sk groups of (bm / tm) * (bn / tn) threads each take sk
 // of every slice's k for the whole tile, with references and sums of their own, merged at the end
 // through shared memory (a product with few tiles and a short K, such as an HMM's step, then keeps
@@ -48,6 +50,14 @@ __device__ __forceinline__ double exact_power_of_two(double e) {
     return e >= -1022.0 ? __longlong_as_double(static_cast<long long>(static_cast<int>(e) + 1023) << 52) : 0.0;
 }
 
+// floor(log2(s)) for a finite s > 0 (normal), as a value of s's type.
+__device__ __forceinline__ float exponent_of(float s) {
+    return static_cast<float>(((__float_as_int(s) >> 23) & 0xff) - 127);
+}
+__device__ __forceinline__ double exponent_of(double s) {
+    return static_cast<double>(static_cast<int>((__double_as_longlong(s) >> 52) & 0x7ff) - 1023);
+}
+
 // log2(s) for a finite s > 0: its exponent and the logarithm of its mantissa in [1, 2), so that the
 // approximate lg2 sees only the range where its error is absolute and tiny.
 __device__ __forceinline__ float log2_sum(float s) {
@@ -65,13 +75,15 @@ template <>
 struct LogConstants<float> {
     static constexpr float log2e = 1.44269504088896341f, ln2 = 0.693147180559945309f;
     static constexpr float lowest = -3.40282347e+38f;  // the reference before any finite term
-    static constexpr float rebase = 65536.0f;          // a slice's sum above this moves the reference
+    static constexpr float rebase = 65536.0f;          // a slice's sum above this moves the reference up
+    static constexpr float accept = 1.8446744e+19f;    // 2^64: above, the slice is summed again
 };
 template <>
 struct LogConstants<double> {
     static constexpr double log2e = 1.4426950408889634074, ln2 = 0.69314718055994530942;
     static constexpr double lowest = -1.7976931348623157e+308;
     static constexpr double rebase = 65536.0;
+    static constexpr double accept = 1.8446744073709552e+19;
 };
 
 template <class T>
@@ -251,17 +263,33 @@ __device__ __forceinline__ void gemm_logplus(const TgGemmParams& p) {
                     fetch(s + 1);  // past the last slice it reads nothing, and its stash is never read
                     const T* const a_buf = tile_a + buf * BK * LDA + group * SK * LDA + ty * VEC;
                     const T* const b_buf = tile_b + buf * BK * LDB + group * SK * LDB + tx * VEC;
+                    // The first slice sets the references (every sum against r unset is infinite).
+                    if (s == 0) raise_references<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
                     sum_slice<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
                     bool again = false;
 #pragma unroll
                     for (int i = 0; i < TM; ++i)
 #pragma unroll
                         for (int j = 0; j < TN; ++j)
-                            again = again || (!(t.s[i][j] <= C::rebase) && t.r[i][j] == t.r[i][j]);
+                            again = again || (!(t.s[i][j] <= C::accept) && t.r[i][j] == t.r[i][j]);
                     if (__any_sync(0xffffffffu, again)) {
                         raise_references<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
                         sum_slice<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
                     }
+                    // A sum in (2^16, 2^64] moves its reference up by its exponent, every sum scaled
+                    // by that power of two exactly, so that later terms lie near the reference again.
+#pragma unroll
+                    for (int i = 0; i < TM; ++i)
+#pragma unroll
+                        for (int j = 0; j < TN; ++j)
+                            if (t.s[i][j] > C::rebase && t.s[i][j] <= C::accept && !R::final_reference(t.r[i][j])) {
+                                const T e = exponent_of(t.s[i][j]);
+                                const T scale = exact_power_of_two(-e);
+                                t.s[i][j] *= scale;
+                                t.group[i][j] *= scale;
+                                t.total[i][j] *= scale;
+                                t.r[i][j] += e;
+                            }
                     const bool to_total = (s + 1) % GROUP_SLICES == 0;
 #pragma unroll
                     for (int i = 0; i < TM; ++i)
