@@ -36,9 +36,9 @@ constexpr T kInf = std::numeric_limits<T>::infinity();
 
 // What a case's inputs hold.
 struct Values {
-    double range = 10;        // uniform in [-range, range]
-    bool edges = false;       // now and then -inf, +inf, NaN, -0 and whole rows / columns of -inf
-    bool dominant = false;    // each row of A has one entry 250 above its others
+    double range = 10;      // uniform in [-range, range]
+    bool edges = false;     // now and then -inf, +inf, NaN, -0 and whole rows / columns of -inf
+    bool dominant = false;  // each row of A has one entry 250 above its others
 };
 
 template <class T>
@@ -79,8 +79,8 @@ template <class T>
                 const T w = want.at(b, i, j), g = got.at(b, i, j);
                 if (!close(w, g, tolerance) || (g == 0 && std::signbit(g)))
                     return ::testing::AssertionFailure()
-                           << fmt::format("C[{}][{},{}] = {} but the oracle gives {} (tolerance {:g} x max(1, |C|))",
-                                          b, i, j, g, w, tolerance);
+                           << fmt::format("C[{}][{},{}] = {} but the oracle gives {} (tolerance {:g} x max(1, |C|))", b,
+                                          i, j, g, w, tolerance);
             }
     return ::testing::AssertionSuccess();
 }
@@ -115,9 +115,8 @@ TYPED_TEST_SUITE(LogPlusGpu, FloatTypes);
 // Around both tiles (16 and 64), K below, at and above their slices (64 and 16), batches that make the
 // Tiled kernel the choice (270 tiles of 64 x 64), broadcast operands.
 const std::vector<Shape3> kShapes = {
-    {1, 1, 1},     {15, 17, 7},     {16, 16, 64},       {33, 31, 100},    {65, 63, 17, 3},
-    {5, 9, 0},     {2, 3, 5, 40},   {64, 256, 256},     {70, 130, 65, 2}, {64, 64, 48, 270},
-    {63, 65, 17, 270},
+    {1, 1, 1},     {15, 17, 7},    {16, 16, 64},     {33, 31, 100},     {65, 63, 17, 3},   {5, 9, 0},
+    {2, 3, 5, 40}, {64, 256, 256}, {70, 130, 65, 2}, {64, 64, 48, 270}, {63, 65, 17, 270},
 };
 
 TYPED_TEST(LogPlusGpu, MatchesTheOracleOnEveryShapeLayoutRangeAndEdgeValue) {
@@ -131,15 +130,16 @@ TYPED_TEST(LogPlusGpu, MatchesTheOracleOnEveryShapeLayoutRangeAndEdgeValue) {
             const bool broadcast = s.batch > 1 && round % 2 == 1, accumulate = round % 3 == 0;
             const Values v{range, round % 4 != 1, round % 5 == 2};
             const Geometry ga{round % 2 ? Layout::ColMajor : Layout::RowMajor, round % 3, s.batch, 0, broadcast};
-            const Geometry gb{round % 3 ? Layout::RowMajor : Layout::ColMajor, (round + 1) % 2, s.batch, round % 2, false};
+            const Geometry gb{round % 3 ? Layout::RowMajor : Layout::ColMajor, (round + 1) % 2, s.batch, round % 2,
+                              false};
             const Geometry gc{round % 5 == 3 ? Layout::ColMajor : Layout::RowMajor, round % 2, s.batch, 1, false};
             SCOPED_TRACE(fmt::format("{}x{}x{} batch {} range {} edges {} dominant {} accumulate {}", s.m, s.n, s.k,
                                      s.batch, range, v.edges, v.dominant, accumulate));
             const auto a = random_log_matrix<T>(rng, s.m, s.k, ga, v, true);
             const auto b = random_log_matrix<T>(rng, s.k, s.n, gb, v, false);
             const auto c = random_log_matrix<T>(rng, s.m, s.n, gc, {range, true, false}, true);
-            ASSERT_TRUE(matches(oracle(a, b, c, accumulate), on_gpu(a, b, c, accumulate, round % 2 == 0),
-                                kTolerance<T>));
+            ASSERT_TRUE(
+                matches(oracle(a, b, c, accumulate), on_gpu(a, b, c, accumulate, round % 2 == 0), kTolerance<T>));
         }
 }
 

@@ -19,12 +19,12 @@ TEST(Warmup, ArchModeFillsATemporaryCacheForSm80AndSm90) {
     const Json doc = run.json();
     EXPECT_EQ(doc["command"].text, "warm");
     EXPECT_EQ(doc["exit_code"].integer(), 0);
-    // The f32 gemm group: 5 semirings, each with its split-K twin, and the counting product (no
-    // split-K), for 2 architectures.
-    EXPECT_EQ(doc["compiled"].integer(), 22);
+    // The f32 gemm group: 5 semirings, each with its split-K twin, and the counting and LogPlus
+    // products (no split-K), for 2 architectures.
+    EXPECT_EQ(doc["compiled"].integer(), 24);
     EXPECT_EQ(doc["cached"].integer(), 0);
     EXPECT_EQ(doc["failed"].integer(), 0);
-    ASSERT_EQ(doc["results"].size(), 22u);
+    ASSERT_EQ(doc["results"].size(), 24u);
     for (const auto& r : doc["results"].items) {
         EXPECT_EQ(r["status"].text, "compiled");
         EXPECT_GT(r["seconds"].number, 0.0);
@@ -110,17 +110,17 @@ TEST(Warmup, VariantSelectsKernelsByHowTheyCompute) {
                          k.dtype == tropical::DType::F64;
               }));
     // The gemm group is the tiled products and their split-K twins; --variant narrows it to either.
-    EXPECT_EQ(listed({"--group", "gemm", "--type", "f32", "--variant", "tiled"}),
-              (std::vector<std::string>{"tropical_gemm_f32_maxplus", "tropical_gemm_f32_minplus",
-                                        "tropical_gemm_f32_maxmul", "tropical_gemm_f32_maxmin",
-                                        "tropical_gemm_f32_minmax", "tropical_gemm_f32_counting"}));
+    EXPECT_EQ(
+        listed({"--group", "gemm", "--type", "f32", "--variant", "tiled"}),
+        (std::vector<std::string>{"tropical_gemm_f32_maxplus", "tropical_gemm_f32_minplus", "tropical_gemm_f32_maxmul",
+                                  "tropical_gemm_f32_maxmin", "tropical_gemm_f32_minmax", "tropical_gemm_f32_counting",
+                                  "tropical_gemm_f32_logplus"}));
     // The counting semiring's rows, by its name: Tiled, Batched and Small of f32 and f64.
     const auto counting = listed({"--semiring", "counting"});
     EXPECT_EQ(counting.size(), 6u);
     EXPECT_EQ(counting, registry_where([](const auto& k) { return k.semiring == tropical::Semiring::Counting; }));
-    EXPECT_EQ(listed({"--variant", "scatter"}), registry_where([](const auto& k) {
-                  return k.group == tropical::KernelGroup::BackwardA || k.group == tropical::KernelGroup::BackwardB;
-              }));
+    EXPECT_EQ(listed({"--variant", "scatter"}),
+              registry_where([](const auto& k) { return k.variant == KernelVariant::Scatter; }));
     EXPECT_TRUE(files_under(dir.path()).empty()) << "a listing must not create the cache";
 }
 

@@ -98,6 +98,18 @@ T plus(Semiring s, T x, T y) {
     return max ? std::max(x, y) : std::min(x, y);
 }
 
+// Whether a contraction's result is the brute force's: exactly, or for LogPlus (whose sums of
+// exponentials the kernels and the brute force round differently) within its bound, 1e-5 x max(1, |C|).
+template <class T>
+bool same_result(Semiring s, T got, T want) {
+    if constexpr (std::numeric_limits<T>::has_infinity) {
+        if (s == Semiring::LogPlus && std::isfinite(want))
+            return std::abs(double(got) - double(want)) <= 1e-5 * std::max(1.0, std::abs(double(want)));
+        if (std::isnan(want)) return std::isnan(got);
+    }
+    return got == want;
+}
+
 // `t` with its strides set to 0 on the labels `broadcast` (one element serves them all).
 inline TensorSpec broadcast(TensorSpec t, const std::string& labels) {
     t.span = 1;

@@ -250,7 +250,7 @@ inline const std::vector<std::string> kGemmF32 = {
     "tropical_gemm_f32_maxplus",   "tropical_gemm_f32_minplus",  "tropical_gemm_f32_maxmul",
     "tropical_gemm_f32_maxmin",    "tropical_gemm_f32_minmax",   "tropical_splitk_f32_maxplus",
     "tropical_splitk_f32_minplus", "tropical_splitk_f32_maxmul", "tropical_splitk_f32_maxmin",
-    "tropical_splitk_f32_minmax",  "tropical_gemm_f32_counting"};
+    "tropical_splitk_f32_minmax",  "tropical_gemm_f32_counting", "tropical_gemm_f32_logplus"};
 inline const std::string kTwo = "tropical_gemm_f32_maxplus,tropical_backward_a_f32";
 
 // The tool's --list --json agrees with the disk: the same files, sizes and verdicts.
