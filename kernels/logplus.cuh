@@ -41,34 +41,6 @@ __device__ __forceinline__ float exp2_term(float x) {
 }
 __device__ __forceinline__ double exp2_term(double x) { return exp2(x); }
 
-// 2^x on the FMA pipes, for a quarter of the f32 forward's terms, so that the SFU (16 per clock per
-// multiprocessor) is not the only unit that bounds the loop: x clamped to [-126, 127] (NaN kept),
-// split at the nearest integer j by the 1.5 * 2^23 trick (t's low bits hold j), 2^f for f in
-// [-1/2, 1/2] by a degree-5 polynomial (relative error below 2.4e-7, as ex2.approx's), j added to
-// the exponent. -inf gives 2^-126, below any sum that matters (a result with no finite term is -inf
-// by its reference alone); +inf gives 2^127 and NaN 2^128 - 2^104, both above the 2^64 at which
-// the slice is summed again.
-__device__ __forceinline__ float exp2_fma(float x) {
-    x = min_nan(max_nan(x, -126.0f), 127.0f);
-    const float t = x + 12582912.0f;
-    const float f = x - (t - 12582912.0f);
-    float p = 1.32764631e-3f;
-    p = fma(p, f, 9.67554096e-3f);
-    p = fma(p, f, 5.55071346e-2f);
-    p = fma(p, f, 2.40221202e-1f);
-    p = fma(p, f, 6.93146944e-1f);
-    p = fma(p, f, 1.00000012f);
-    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
-}
-
-// A term's 2^x by the SFU or, where fma_pipe (a quarter of each thread's results, one per row and
-// column of its tile, so that a NaN of any row or column also reaches an SFU term), by the FMA pipes.
-template <class T>
-__device__ __forceinline__ T exp2_either(T x, bool fma_pipe) {
-    if constexpr (IsSame<T, float>::value) return fma_pipe ? exp2_fma(x) : exp2_term(x);
-    else return exp2_term(x);
-}
-
 // 2^e for an integer-valued e <= 0, exactly (0 below the normal range, where it scales sums of at
 // most 2^20 that another sum of at least 1 outweighs by far more than the precision).
 __device__ __forceinline__ float exact_power_of_two(float e) {
@@ -171,8 +143,7 @@ __device__ __forceinline__ void sum_slice(LogTile<T, TM, TN>& t, const T* a_buf,
 #pragma unroll
         for (int i = 0; i < TM; ++i)
 #pragma unroll
-            for (int j = 0; j < TN; ++j)
-                t.s[i][j] += exp2_either(fma(fa[i] + fb[j], C::log2e, -t.r[i][j]), (i + j) % 4 == 3);
+            for (int j = 0; j < TN; ++j) t.s[i][j] += exp2_term(fma(fa[i] + fb[j], C::log2e, -t.r[i][j]));
     }
 }
 
