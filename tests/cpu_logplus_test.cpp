@@ -17,6 +17,7 @@
 
 #include "support/cpu_gemm.hpp"
 #include "support/logplus_cases.hpp"
+#include "support/sanitizers.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;
@@ -53,8 +54,11 @@ double check_random(Rng& rng, const Shape& s, const Geometries& g, double range,
 TYPED_TEST(CpuLogPlus, RandomInputsMatchTheReference) {
     using T = TypeParam;
     TROPICAL_TEST_RNG(rng);
-    const std::vector<Shape> shapes = {{1, 1, 1},    {3, 17, 5},   {17, 3, 63},    {63, 65, 16},
-                                       {65, 1, 129}, {1, 129, 17}, {129, 63, 300}, {6, 40, 513}};
+    std::vector<Shape> shapes = {{1, 1, 1},    {3, 17, 5},   {17, 3, 63},    {63, 65, 16},
+                                 {65, 1, 129}, {1, 129, 17}, {129, 63, 300}, {6, 40, 513}};
+    // Under ASan the long-double reference of the two largest takes minutes; the others cover the
+    // same tile edges, and the Release run takes them all.
+    if (under_address_sanitizer) shapes.resize(6);
     for (const double range : {1.0, 100.0, 1e4}) {
         double worst = 0;
         for (std::size_t i = 0; i < shapes.size(); ++i)
