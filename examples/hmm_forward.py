@@ -71,20 +71,20 @@ def main() -> None:
     # The emissions of every step, gathered once: emit[t] is sequences x states.
     emit = torch.tensor(np.ascontiguousarray(log_e[:, obs].transpose(2, 1, 0)), dtype=dtype, device=device)
     start = torch.tensor(log_pi, dtype=dtype, device=device)[None, :] + emit[0]
-    alpha = torch.empty_like(start)
 
-    def chain() -> None:
-        alpha.copy_(start)
+    def chain() -> torch.Tensor:
+        alpha = start
         for t in range(1, args.steps):
-            alpha.copy_(tg.matmul(alpha, t_log, "logplus"))
+            alpha = tg.matmul(alpha, t_log, "logplus")  # a fresh tensor each step (in a graph: its pool)
             alpha.add_(emit[t])
+        return alpha
 
-    chain()  # compiles the kernels (and warms up) before a capture
+    alpha = chain()  # compiles the kernels (and warms up) before a capture
     per_step_us = None
     if device.type == "cuda":
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            chain()
+            alpha = chain()  # replays write this tensor
         graph.replay()
         torch.cuda.synchronize()
         began = time.perf_counter()
