@@ -76,15 +76,15 @@ void run_logplus(benchmark::State& state, const LogCase& c) {
     case LogKind::BackwardA:
         launch = [&](std::size_t i) {
             gemm_batched_backward_a<LogPlus>(in(grad_c, i, c.m, c.n, sc), in(out, i, c.m, c.n, sc),
-                                             in(a, i, c.m, c.k, sa), in(b, i, c.k, c.n, sb),
-                                             mut(grad, i, c.m, c.k, sa), c.batch);
+                                             in(a, i, c.m, c.k, sa), in(b, i, c.k, c.n, sb), mut(grad, i, c.m, c.k, sa),
+                                             c.batch);
         };
         break;
     case LogKind::BackwardB:
         launch = [&](std::size_t i) {
             gemm_batched_backward_b<LogPlus>(in(grad_c, i, c.m, c.n, sc), in(out, i, c.m, c.n, sc),
-                                             in(a, i, c.m, c.k, sa), in(b, i, c.k, c.n, sb),
-                                             mut(grad, i, c.k, c.n, sb), c.batch);
+                                             in(a, i, c.m, c.k, sa), in(b, i, c.k, c.n, sb), mut(grad, i, c.k, c.n, sb),
+                                             c.batch);
         };
         break;
     }

@@ -55,7 +55,8 @@ TGH_EXPORT int tgh_cpu_gemm(std::int32_t semiring, std::int32_t dtype, const tgh
         if (!tropical::supports(s, t)) {
             std::string takes;  // the table's types for this semiring
             for (tropical::DType d : tropical::all_dtypes)
-                if (tropical::supports(s, d)) takes += (takes.empty() ? "" : ", ") + std::string(tropical::to_string(d));
+                if (tropical::supports(s, d))
+                    takes += (takes.empty() ? "" : ", ") + std::string(tropical::to_string(d));
             throw tropical::Unsupported(std::string("semiring ") + std::string(tropical::to_string(s)) +
                                         " does not take " + std::string(tropical::to_string(t)) +
                                         " elements: it takes " + takes);
