@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "cpu/host.hpp"
+#include "cpu/strided_matrix.hpp"
 #include "cpu/thread_pool.hpp"
 #include "semiring/gradient_route.hpp"
 
@@ -27,27 +28,13 @@ constexpr double kElementsPerThread = double(1 << 16);
 // (8 bands: 52 ms, against 68 ms for one and 78 ms for 64 bands of 256 KiB).
 constexpr double kBandBytes = double(2 << 20);
 
-template <class T>
-struct Matrix {
-    T* data;
-    std::int64_t rs, cs;
-    T& operator()(std::int64_t i, std::int64_t j) const { return data[i * rs + j * cs]; }
-};
-
-template <class T>
-Matrix<T> matrix(const detail::OperandRef& r, std::int64_t product) {
-    auto* base = static_cast<T*>(const_cast<void*>(r.data));
-    if (base) base += product * r.batch_stride;
-    return {base, row_stride(r), col_stride(r)};
-}
-
 // What grad_C[i,j] adds to the gradient at its argmax k: itself, times the other operand (MaxMul),
 // or nothing where the other operand took the term (MaxMin, MinMax), as the reference rules.
 template <class T>
 struct Route {
     Semiring semiring;
     bool of_a;
-    Matrix<const T> a, b;  // read where the semiring needs them
+    StridedMatrix<const T> a, b;  // read where the semiring needs them
     bool to(std::int64_t i, std::int64_t j, std::int64_t k, T& g) const {
         const T a_ik = gradient_reads_a(semiring, of_a) ? a(i, k) : T(0);
         const T b_kj = gradient_reads_b(semiring, of_a) ? b(k, j) : T(0);
@@ -60,10 +47,11 @@ template <class T>
 void backward_band(const detail::Request& q, const detail::Shape& s, std::int64_t product, std::int64_t first,
                    std::int64_t last) {
     const bool of_a = q.operation == detail::Operation::BackwardA;
-    const auto grad_c = matrix<const T>(q.c, product);
-    const auto argmax = matrix<const std::int32_t>(q.argmax, product);
-    const Route<T> route{q.semiring, of_a, matrix<const T>(q.a, product), matrix<const T>(q.b, product)};
-    const auto grad = matrix<T>(q.grad, product);
+    const auto grad_c = strided_matrix<const T>(q.c, product);
+    const auto argmax = strided_matrix<const std::int32_t>(q.argmax, product);
+    const Route<T> route{q.semiring, of_a, strided_matrix<const T>(q.a, product),
+                         strided_matrix<const T>(q.b, product)};
+    const auto grad = strided_matrix<T>(q.grad, product);
     if (of_a) {
         if (!q.options.accumulate)
             for (std::int64_t i = first; i < last; ++i)

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cpu/host.hpp"
+#include "cpu/strided_matrix.hpp"
 #include "cpu/thread_pool.hpp"
 
 namespace tropical::cpu {
@@ -26,20 +27,6 @@ namespace {
 
 // A thread is worth waking for this many terms (each an exp).
 constexpr double kTermsPerThread = double(1 << 14);
-
-template <class T>
-struct Matrix {
-    T* data;
-    std::int64_t rs, cs;
-    T& operator()(std::int64_t i, std::int64_t j) const { return data[i * rs + j * cs]; }
-};
-
-template <class T>
-Matrix<T> matrix(const detail::OperandRef& r, std::int64_t product) {
-    auto* base = static_cast<T*>(const_cast<void*>(r.data));
-    if (base) base += product * r.batch_stride;
-    return {base, row_stride(r), col_stride(r)};
-}
 
 // A term's share of c: what exp gives (0 for a term of -inf, NaN against a C of NaN), and 0 where c is
 // -inf (every term of it is -inf).
@@ -55,10 +42,10 @@ template <class T>
 void softmax_band(const detail::Request& q, const detail::Shape& s, std::int64_t product, std::int64_t first,
                   std::int64_t last) {
     const bool of_a = q.operation == detail::Operation::BackwardA;
-    const auto grad_c = matrix<const T>(q.c, product);
-    const auto c = matrix<const T>(q.argmax, product);  // the forward's C
-    const auto a = matrix<const T>(q.a, product), b = matrix<const T>(q.b, product);
-    const auto grad = matrix<T>(q.grad, product);
+    const auto grad_c = strided_matrix<const T>(q.c, product);
+    const auto c = strided_matrix<const T>(q.argmax, product);  // the forward's C
+    const auto a = strided_matrix<const T>(q.a, product), b = strided_matrix<const T>(q.b, product);
+    const auto grad = strided_matrix<T>(q.grad, product);
     const bool add = q.options.accumulate;
     if (of_a) {
         for (std::int64_t i = first; i < last; ++i)
