@@ -35,9 +35,13 @@ struct LogPlus {};
 // gives +0; lg2.approx.ftz: absolute error below 2^-22 on [1, 2), where finish() uses it). f64: the
 // math library's, within an ulp.
 __device__ __forceinline__ float exp2_term(float x) {
+#ifdef __CUDA_ARCH__
     float r;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
+#else
+    return exp2(x);  // tests/support/device_emulation.hpp, on the CPU
+#endif
 }
 __device__ __forceinline__ double exp2_term(double x) { return exp2(x); }
 
@@ -63,8 +67,13 @@ __device__ __forceinline__ double exponent_of(double s) {
 __device__ __forceinline__ float log2_sum(float s) {
     const int b = __float_as_int(s);
     const int e = ((b >> 23) & 0xff) - 127;
+    const float mantissa = __int_as_float((b & 0x007fffff) | 0x3f800000);
+#ifdef __CUDA_ARCH__
     float l;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(l) : "f"(__int_as_float((b & 0x007fffff) | 0x3f800000)));
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(l) : "f"(mantissa));
+#else
+    const float l = log2(mantissa);
+#endif
     return static_cast<float>(e) + l;
 }
 __device__ __forceinline__ double log2_sum(double s) { return log2(s); }

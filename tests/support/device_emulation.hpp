@@ -258,6 +258,19 @@ T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int = 32) {
     return out;
 }
 
+// Whether pred holds in any lane of the warp (every lane must vote, as __shfl_xor_sync's).
+inline int __any_sync(unsigned mask, int pred) {
+    if (mask != 0xffffffffu) throw std::logic_error("the emulation votes over whole warps only");
+    auto& b = *tg_emu::current_block();
+    const unsigned t = threadIdx.x, base = t - t % 32;
+    b.slots[t] = pred != 0 ? 1 : 0;
+    tg_emu::warp_barrier();  // every lane has voted
+    int any = 0;
+    for (unsigned l = 0; l < 32; ++l) any |= b.slots[base + l] != 0 ? 1 : 0;
+    tg_emu::warp_barrier();  // every lane has read
+    return any;
+}
+
 inline int __ffs(int x) { return x == 0 ? 0 : std::countr_zero(static_cast<unsigned>(x)) + 1; }
 inline int __ffsll(long long x) { return x == 0 ? 0 : std::countr_zero(static_cast<unsigned long long>(x)) + 1; }
 inline int __popc(unsigned x) { return std::popcount(x); }
@@ -270,6 +283,7 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
 inline float __int_as_float(int x) { return std::bit_cast<float>(x); }
 inline int __float_as_int(float x) { return std::bit_cast<int>(x); }
 inline double __longlong_as_double(long long x) { return std::bit_cast<double>(x); }
+inline long long __double_as_longlong(double x) { return std::bit_cast<long long>(x); }
 inline int __viaddmax_s32(int a, int b, int c) { return std::max(a + b, c); }
 inline int __viaddmin_s32(int a, int b, int c) { return std::min(a + b, c); }
 // CUDA's integer min, which device code calls unqualified.
@@ -315,4 +329,11 @@ template <class T>
 T __ldcg(const T* p) {
     return *p;
 }
+// The math library's overloads for float, as CUDA's device code has them (the C library's are double).
+using std::exp;
+using std::exp2;
 using std::fabs;
+using std::floor;
+using std::fma;
+using std::log1p;
+using std::log2;

@@ -3,8 +3,8 @@
 // tests (orand_emulation_test, and through support/emulated_products.hpp vector_emulation_test,
 // column_emulation_test and dense_emulation_test): CMakeLists.txt's device_code_pieces in order, but
 // for backward.cuh, whose `extern __shared__` has no host twin (its one name that entry.cuh uses is
-// declared instead), and the counting and LogPlus loops, which no emulated test runs (entry.cuh names
-// them only in templates that are then never instantiated; LogPlus's tag and loop are declared). Include it after every
+// declared instead), and the counting loop, which no emulated test runs (entry.cuh names it only in a
+// template that is then never instantiated). Include it after every
 // other header, so that the emulation's macros reach nothing else; it takes them back at the end.
 #include "support/device_emulation.hpp"
 // clang-format off
@@ -20,8 +20,8 @@
 #include "dense.cuh"
 #include "wide.cuh"
 namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
-namespace tg { struct LogPlus {}; template <class Cfg, class T, int K_GROUPS, int THREADS> void gemm_logplus(const TgGemmParams& p); }
-namespace tg { template <class Cfg, class T, int K_GROUPS, int THREADS> void logplus_gradient(const TgLogBackwardParams& p); }
+#include "logplus.cuh"
+#include "logplus_backward.cuh"
 #include "orand_staging.cuh"
 #include "orand.cuh"
 #include "backtrack.cuh"
