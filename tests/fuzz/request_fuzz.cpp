@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include <tropical/c_api.h>
 #include <tropical/error.hpp>
@@ -148,19 +149,18 @@ int request(const std::uint8_t* data, std::size_t size) {
 
     // Compare only where the C ABI passes the request on unchanged: enums in range, every
     // descriptor it needs given, every layout it converts valid.
-    // The descriptors each operation needs (a b c argmax grad): a backward pass reads A and B by semiring
-    // (MaxMul the other operand, MaxMin and MinMax both).
-    const bool bottleneck = semiring == 3 || semiring == 4;
-    const char* required[] = {"11100", "11110",
-                              semiring == 2 ? "01111"
-                              : bottleneck  ? "11111"
-                                            : "00111",
-                              semiring == 2 ? "10111"
-                              : bottleneck  ? "11111"
-                                            : "00111",
-                              "10110"};
-    bool comparable = backtrack || (semiring >= 0 && semiring < static_cast<int>(std::size(all_semirings)) &&
-                                    dtype >= 0 && dtype < static_cast<int>(std::size(all_dtypes)));
+    // The descriptors each operation needs (a b c argmax grad): a backward pass reads A and B where its
+    // semiring's gradient does, as the semiring table says (MaxMul the other operand; MaxMin, MinMax and
+    // LogPlus both).
+    const bool known = semiring >= 0 && semiring < static_cast<int>(std::size(all_semirings));
+    const auto backward_needs = [&](bool of_a) {
+        const auto s = static_cast<Semiring>(known ? semiring : 0);
+        return std::string(known && gradient_reads_a(s, of_a) ? "1" : "0") +
+               (known && gradient_reads_b(s, of_a) ? "1" : "0") + "111";
+    };
+    const std::string backward_a = backward_needs(true), backward_b = backward_needs(false);
+    const char* required[] = {"11100", "11110", backward_a.c_str(), backward_b.c_str(), "10110"};
+    bool comparable = backtrack || (known && dtype >= 0 && dtype < static_cast<int>(std::size(all_dtypes)));
     for (int i = 0; i < 5; ++i) {
         if (required[operation][i] == '1' && !given[i]) comparable = false;
         if (given[i] && given[i]->layout != TROPICAL_ROW_MAJOR && given[i]->layout != TROPICAL_COL_MAJOR)
