@@ -136,14 +136,9 @@ struct LogTile {
     T total[TM][TN];  // the rest
 };
 
-// The sum of a slice's terms for the thread's results against the current references.
-template <class T, int TM, int TN, int GROUP_M, int GROUP_N, int SK>
-__device__ __forceinline__ void sum_slice(LogTile<T, TM, TN>& t, const T* a_buf, const T* b_buf, int lda, int ldb) {
-    using C = LogConstants<T>;
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) t.s[i][j] = T(0);
+// f(i, j, a, b) for each term a (x) b of the thread's TM x TN results over a k group's SK k of a slice.
+template <class T, int TM, int TN, int GROUP_M, int GROUP_N, int SK, class F>
+__device__ __forceinline__ void for_each_term(const T* a_buf, const T* b_buf, int lda, int ldb, F f) {
 #pragma unroll 4  // (all SK at once: ptxas hoists every load and spills the sums)
     for (int kk = 0; kk < SK; ++kk) {
         T fa[TM], fb[TN];
@@ -152,8 +147,21 @@ __device__ __forceinline__ void sum_slice(LogTile<T, TM, TN>& t, const T* a_buf,
 #pragma unroll
         for (int i = 0; i < TM; ++i)
 #pragma unroll
-            for (int j = 0; j < TN; ++j) t.s[i][j] += exp2_term(fma(fa[i] + fb[j], C::log2e, -t.r[i][j]));
+            for (int j = 0; j < TN; ++j) f(i, j, fa[i], fb[j]);
     }
+}
+
+// The sum of a slice's terms for the thread's results against the current references.
+template <class T, int TM, int TN, int GROUP_M, int GROUP_N, int SK>
+__device__ __forceinline__ void sum_slice(LogTile<T, TM, TN>& t, const T* a_buf, const T* b_buf, int lda, int ldb) {
+    using C = LogConstants<T>;
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) t.s[i][j] = T(0);
+    for_each_term<T, TM, TN, GROUP_M, GROUP_N, SK>(a_buf, b_buf, lda, ldb, [&](int i, int j, T a, T b) {
+        t.s[i][j] += exp2_term(fma(a + b, C::log2e, -t.r[i][j]));
+    });
 }
 
 // The slow path of a slice: each result's largest term (NaN-propagating) moves its reference to the
@@ -168,16 +176,8 @@ __device__ __forceinline__ void raise_references(LogTile<T, TM, TN>& t, const T*
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) top[i][j] = -infinity(T());
-#pragma unroll 4  // (all SK at once: ptxas hoists every load and spills the sums)
-    for (int kk = 0; kk < SK; ++kk) {
-        T fa[TM], fb[TN];
-        load_fragment<T, TM, GROUP_M>(fa, a_buf + kk * lda);
-        load_fragment<T, TN, GROUP_N>(fb, b_buf + kk * ldb);
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j) top[i][j] = max_nan(top[i][j], fa[i] + fb[j]);
-    }
+    for_each_term<T, TM, TN, GROUP_M, GROUP_N, SK>(
+        a_buf, b_buf, lda, ldb, [&](int i, int j, T a, T b) { top[i][j] = max_nan(top[i][j], a + b); });
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll

@@ -25,6 +25,7 @@
 #include "request/request.hpp"
 #include "request/validate.hpp"
 #include "support/host_matrix.hpp"
+#include "support/logplus_cases.hpp"
 #include "support/random_inputs.hpp"
 #include "support/sanitizers.hpp"
 
@@ -37,9 +38,6 @@ namespace {
 
 constexpr detail::DeviceLimits kOneMultiprocessor{1, 227 * 1024};  // every filled tile is Tiled's
 constexpr detail::DeviceLimits kH200{132, 227 * 1024};             // a few tiles go to Small
-
-template <class T>
-constexpr double kTolerance = std::is_same_v<T, float> ? 1e-5 : 1e-12;
 
 // The emulated kernel of a planned row, checked against the catalogue's tile.
 template <class Variant, class Tile, int THREADS>
@@ -89,35 +87,6 @@ void run(detail::Request& q, const detail::DeviceLimits& device, KernelVariant v
     launch<T>(p);
 }
 
-template <class T>
-HostMatrix<T> log_matrix(Rng& rng, std::int64_t rows, std::int64_t cols, const Geometry& g, double range, bool edges) {
-    auto m = make_matrix<T>(rows, cols, g);
-    m.fill([&]() -> T {
-        const double u = rng.real(0, 1);
-        if (edges && u < 0.04) return -std::numeric_limits<T>::infinity();
-        if (edges && u < 0.045) return T(-0.0);
-        if (edges && u < 0.047) return std::numeric_limits<T>::infinity();
-        if (edges && u < 0.048) return std::numeric_limits<T>::quiet_NaN();
-        return static_cast<T>(rng.real(-range, range));
-    });
-    return m;
-}
-
-template <class T>
-::testing::AssertionResult close(const HostMatrix<T>& want, const HostMatrix<T>& got, double tolerance) {
-    for (std::int64_t b = 0; b < want.count; ++b)
-        for (std::int64_t i = 0; i < want.rows; ++i)
-            for (std::int64_t j = 0; j < want.cols; ++j) {
-                const double w = want.at(b, i, j), g = got.at(b, i, j);
-                const bool ok = std::isnan(w)   ? std::isnan(g)
-                                : std::isinf(w) ? w == g
-                                                : std::abs(g - w) <= tolerance * std::max(1.0, std::abs(w));
-                if (!ok)
-                    return ::testing::AssertionFailure() << fmt::format("[{}][{},{}]: {} against {}", b, i, j, g, w);
-            }
-    return ::testing::AssertionSuccess();
-}
-
 struct Case {
     std::int64_t m, n, k, batch;
     KernelVariant variant;
@@ -153,9 +122,9 @@ TYPED_TEST(LogPlusEmulated, ProductsMatchTheOracle) {
         for (const bool accumulate : {false, true}) {
             SCOPED_TRACE(describe(c) + (accumulate ? " accumulate" : ""));
             const Geometry ga{Layout::ColMajor, 1, c.batch, 0, c.batch > 1}, g{Layout::RowMajor, 2, c.batch, 1, false};
-            auto a = log_matrix<T>(rng, c.m, c.k, ga, c.range, c.edges);
-            auto b = log_matrix<T>(rng, c.k, c.n, g, c.range, c.edges);
-            auto out = log_matrix<T>(rng, c.m, c.n, g, c.range, true);
+            auto a = log_inputs<T>(rng, c.m, c.k, ga, {c.range, c.edges, false}, true);
+            auto b = log_inputs<T>(rng, c.k, c.n, g, {c.range, c.edges, false}, false);
+            auto out = log_inputs<T>(rng, c.m, c.n, g, {c.range, true, false}, true);
             if (!accumulate) out = make_matrix<T>(c.m, c.n, g, kPoisonFF);  // NaN: a result never written shows
             HostMatrix<T> want = out;
             for (std::int64_t n = 0; n < c.batch; ++n)
@@ -164,7 +133,7 @@ TYPED_TEST(LogPlusEmulated, ProductsMatchTheOracle) {
             q.operation = detail::Operation::Gemm, q.semiring = Semiring::LogPlus, q.dtype = dtype_of<T>();
             q.a = ref(a), q.b = ref(b), q.c = ref(out), q.batch = c.batch, q.options.accumulate = accumulate;
             run<T>(q, c.variant == KernelVariant::Tiled ? kOneMultiprocessor : kH200, c.variant);
-            EXPECT_TRUE(close(want, out, kTolerance<T>));
+            EXPECT_TRUE(log_elements_close(want, out));
         }
 }
 
@@ -176,11 +145,11 @@ TYPED_TEST(LogPlusEmulated, GradientsMatchTheOracle) {
         for (const bool of_a : {true, false}) {
             SCOPED_TRACE(describe(c) + (of_a ? " grad_A" : " grad_B"));
             const Geometry g{Layout::RowMajor, 1, c.batch, 0, false}, gt{Layout::ColMajor, 0, c.batch, 2, false};
-            auto a = log_matrix<T>(rng, c.m, c.k, g, std::min(c.range, 20.0), c.edges);
-            auto b = log_matrix<T>(rng, c.k, c.n, gt, std::min(c.range, 20.0), c.edges);
+            auto a = log_inputs<T>(rng, c.m, c.k, g, {std::min(c.range, 20.0), c.edges, false}, true);
+            auto b = log_inputs<T>(rng, c.k, c.n, gt, {std::min(c.range, 20.0), c.edges, false}, false);
             auto fwd = make_matrix<T>(c.m, c.n, g);
             for (std::int64_t n = 0; n < c.batch; ++n) reference::log_gemm<T>(a.view(n), b.view(n), fwd.view(n));
-            auto grad_c = log_matrix<T>(rng, c.m, c.n, gt, 1, false);
+            auto grad_c = log_inputs<T>(rng, c.m, c.n, gt, {1, false, false}, true);
             auto grad = of_a ? make_matrix<T>(c.m, c.k, gt, kPoisonFF) : make_matrix<T>(c.k, c.n, g, kPoisonFF);
             auto want = of_a ? make_matrix<T>(c.m, c.k, gt) : make_matrix<T>(c.k, c.n, g);
             want.fill([] { return T(0); });
@@ -196,7 +165,7 @@ TYPED_TEST(LogPlusEmulated, GradientsMatchTheOracle) {
             const KernelVariant variant =
                 c.variant == KernelVariant::Tiled && fills ? KernelVariant::Tiled : KernelVariant::Small;
             run<T>(q, variant == KernelVariant::Tiled ? kOneMultiprocessor : kH200, variant);
-            EXPECT_TRUE(close(want, grad, tolerance));
+            EXPECT_TRUE(log_elements_close(want, grad, tolerance));
         }
 }
 

@@ -22,68 +22,13 @@
 #include "support/gemm_test_util.hpp"
 #include "support/gpu.hpp"
 #include "support/host_matrix.hpp"
+#include "support/logplus_cases.hpp"
 #include "support/random_inputs.hpp"
 
 using namespace tropical;
 using namespace tropical::testing;
 
 namespace {
-
-template <class T>
-constexpr double kTolerance = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-template <class T>
-constexpr T kInf = std::numeric_limits<T>::infinity();
-
-// What a case's inputs hold.
-struct Values {
-    double range = 10;      // uniform in [-range, range]
-    bool edges = false;     // now and then -inf, +inf, NaN, -0 and whole rows / columns of -inf
-    bool dominant = false;  // each row of A has one entry 250 above its others
-};
-
-template <class T>
-HostMatrix<T> random_log_matrix(Rng& rng, std::int64_t rows, std::int64_t cols, const Geometry& g, const Values& v,
-                                bool is_a) {
-    auto m = make_matrix<T>(rows, cols, g);
-    m.fill([&]() -> T {
-        if (v.edges) {
-            const double u = rng.real(0, 1);
-            if (u < 0.03) return -kInf<T>;
-            if (u < 0.035) return T(-0.0);
-            if (u < 0.037) return kInf<T>;
-            if (u < 0.038) return std::numeric_limits<T>::quiet_NaN();
-        }
-        return static_cast<T>(rng.real(-v.range, v.range));
-    });
-    if (v.dominant && is_a)
-        for (std::int64_t b = 0; b < m.distinct(); ++b)
-            for (std::int64_t i = 0; i < rows && cols > 0; ++i) m.at(b, i, rng.integer(0, cols - 1)) = T(v.range + 250);
-    if (v.edges && rows > 2 && cols > 2)  // a row of A (or column of B) of zeros
-        for (std::int64_t b = 0; b < m.distinct(); ++b)
-            for (std::int64_t e = 0; e < (is_a ? cols : rows); ++e) (is_a ? m.at(b, 1, e) : m.at(b, e, 1)) = -kInf<T>;
-    return m;
-}
-
-// Whether got is within tolerance of the oracle's want (specials must match exactly).
-template <class T>
-bool close(T want, T got, double tolerance) {
-    if (std::isnan(want) || std::isinf(want)) return std::isnan(want) ? std::isnan(got) : want == got;
-    return std::abs(double(got) - double(want)) <= tolerance * std::max(1.0, std::abs(double(want)));
-}
-
-template <class T>
-::testing::AssertionResult matches(const HostMatrix<T>& want, const HostMatrix<T>& got, double tolerance) {
-    for (std::int64_t b = 0; b < want.count; ++b)
-        for (std::int64_t i = 0; i < want.rows; ++i)
-            for (std::int64_t j = 0; j < want.cols; ++j) {
-                const T w = want.at(b, i, j), g = got.at(b, i, j);
-                if (!close(w, g, tolerance) || (g == 0 && std::signbit(g)))
-                    return ::testing::AssertionFailure()
-                           << fmt::format("C[{}][{},{}] = {} but the oracle gives {} (tolerance {:g} x max(1, |C|))", b,
-                                          i, j, g, w, tolerance);
-            }
-    return ::testing::AssertionSuccess();
-}
 
 struct Shape3 {
     std::int64_t m, n, k, batch = 1;
@@ -128,18 +73,19 @@ TYPED_TEST(LogPlusGpu, MatchesTheOracleOnEveryShapeLayoutRangeAndEdgeValue) {
         for (const double range : {1.0, 100.0, 1e4}) {
             ++round;
             const bool broadcast = s.batch > 1 && round % 2 == 1, accumulate = round % 3 == 0;
-            const Values v{range, round % 4 != 1, round % 5 == 2};
+            const LogInputs v{range, round % 4 != 1, round % 5 == 2};
             const Geometry ga{round % 2 ? Layout::ColMajor : Layout::RowMajor, round % 3, s.batch, 0, broadcast};
             const Geometry gb{round % 3 ? Layout::RowMajor : Layout::ColMajor, (round + 1) % 2, s.batch, round % 2,
                               false};
             const Geometry gc{round % 5 == 3 ? Layout::ColMajor : Layout::RowMajor, round % 2, s.batch, 1, false};
             SCOPED_TRACE(fmt::format("{}x{}x{} batch {} range {} edges {} dominant {} accumulate {}", s.m, s.n, s.k,
                                      s.batch, range, v.edges, v.dominant, accumulate));
-            const auto a = random_log_matrix<T>(rng, s.m, s.k, ga, v, true);
-            const auto b = random_log_matrix<T>(rng, s.k, s.n, gb, v, false);
-            const auto c = random_log_matrix<T>(rng, s.m, s.n, gc, {range, true, false}, true);
-            ASSERT_TRUE(
-                matches(oracle(a, b, c, accumulate), on_gpu(a, b, c, accumulate, round % 2 == 0), kTolerance<T>));
+            const auto a = log_inputs<T>(rng, s.m, s.k, ga, v, true);
+            const auto b = log_inputs<T>(rng, s.k, s.n, gb, v, false);
+            const auto c = log_inputs<T>(rng, s.m, s.n, gc, {range, true, false}, true);
+            const auto got = on_gpu(a, b, c, accumulate, round % 2 == 0);
+            ASSERT_TRUE(log_elements_close(oracle(a, b, c, accumulate), got));
+            ASSERT_TRUE(no_negative_zero(got));
         }
 }
 
@@ -153,8 +99,8 @@ TYPED_TEST(LogPlusGpu, LongSumsStayWithinTheBound) {
         for (const double range : {1.0, 100.0, 1e4}) {
             SCOPED_TRACE(fmt::format("{}x{}x{} batch {} range {}", s.m, s.n, s.k, s.batch, range));
             const Geometry g{Layout::RowMajor, 0, s.batch, 0, false};
-            const auto a = random_log_matrix<T>(rng, s.m, s.k, g, {range, false, range == 100.0}, true);
-            const auto b = random_log_matrix<T>(rng, s.k, s.n, g, {range, false, false}, false);
+            const auto a = log_inputs<T>(rng, s.m, s.k, g, {range, false, range == 100.0}, true);
+            const auto b = log_inputs<T>(rng, s.k, s.n, g, {range, false, false}, false);
             const auto c = make_matrix<T>(s.m, s.n, g);
             const auto got = on_gpu(a, b, c, false, true);
             for (int sample = 0; sample < 200; ++sample) {
@@ -165,7 +111,7 @@ TYPED_TEST(LogPlusGpu, LongSumsStayWithinTheBound) {
                 reference::log_gemm<T>({va.data + i * va.row_stride, 1, s.k, va.row_stride, va.col_stride},
                                        {vb.data + j * vb.col_stride, s.k, 1, vb.row_stride, vb.col_stride},
                                        {&want, 1, 1, 1, 1});
-                ASSERT_TRUE(close(want, got.at(n, i, j), kTolerance<T>))
+                ASSERT_TRUE(log_equal(want, got.at(n, i, j)))
                     << fmt::format("C[{}][{},{}] = {} but the oracle gives {}", n, i, j, got.at(n, i, j), want);
             }
         }
@@ -176,7 +122,7 @@ TYPED_TEST(LogPlusGpu, LongSumsStayWithinTheBound) {
 TYPED_TEST(LogPlusGpu, TheSpecialValueRules) {
     TROPICAL_REQUIRE_GPU();
     using T = TypeParam;
-    const T nan = std::numeric_limits<T>::quiet_NaN(), inf = kInf<T>;
+    const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
     struct Rule {
         std::vector<T> a, b;
         T want;
@@ -195,7 +141,7 @@ TYPED_TEST(LogPlusGpu, TheSpecialValueRules) {
         auto a = make_matrix<T>(1, 3), b = make_matrix<T>(3, 1), c = make_matrix<T>(1, 1);
         for (int k = 0; k < 3; ++k) a(0, k) = r.a[k], b(k, 0) = r.b[k];
         const T got = on_gpu(a, b, c, false, false)(0, 0);
-        EXPECT_TRUE(close(r.want, got, kTolerance<T>)) << got << " for " << r.want;
+        EXPECT_TRUE(log_equal(r.want, got)) << got << " for " << r.want;
     }
 }
 
@@ -227,8 +173,8 @@ TYPED_TEST(LogPlusGpu, GradientsMatchTheOracle) {
                                      of_a ? "A" : "B", accumulate, edges));
             const Geometry g{round % 2 ? Layout::ColMajor : Layout::RowMajor, round % 3, s.batch, 0, false};
             const Geometry gt{round % 2 ? Layout::RowMajor : Layout::ColMajor, 1, s.batch, 2, false};
-            const auto a = random_log_matrix<T>(rng, s.m, s.k, g, {20, edges, false}, true);
-            const auto b = random_log_matrix<T>(rng, s.k, s.n, gt, {20, edges, false}, false);
+            const auto a = log_inputs<T>(rng, s.m, s.k, g, {20, edges, false}, true);
+            const auto b = log_inputs<T>(rng, s.k, s.n, gt, {20, edges, false}, false);
             auto c = make_matrix<T>(s.m, s.n, g);
             c = oracle(a, b, c, false);  // the forward's C
             auto grad_c = make_matrix<T>(s.m, s.n, gt);

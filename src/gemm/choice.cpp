@@ -369,11 +369,12 @@ Table table_of(const Request& q) {
         return {KernelOperation::Gemm, kProductTable};
     case Operation::GemmArgmax: return {KernelOperation::GemmArgmax, kArgmaxTable};
     case Operation::BackwardA:
-        return {KernelOperation::BackwardA, gradient_reads_result(q.semiring) ? std::span<const Entry>(kLogPlusTable)
-                                                                              : std::span<const Entry>(kScatterTable)};
-    case Operation::BackwardB:
-        return {KernelOperation::BackwardB, gradient_reads_result(q.semiring) ? std::span<const Entry>(kLogPlusTable)
-                                                                              : std::span<const Entry>(kScatterTable)};
+    case Operation::BackwardB: {
+        // LogPlus's gradients are products of their own; the others route grad_C through the argmax.
+        const auto op = q.operation == Operation::BackwardA ? KernelOperation::BackwardA : KernelOperation::BackwardB;
+        if (gradient_reads_result(q.semiring)) return {op, kLogPlusTable};
+        return {op, kScatterTable};
+    }
     case Operation::PackBits: return {KernelOperation::PackBits, kPackTable};
     case Operation::Backtrack: return {KernelOperation::Backtrack, kWalkTable};
     }

@@ -77,7 +77,6 @@
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
-#include <vector>
 
 namespace tropical::reference {
 
@@ -263,26 +262,22 @@ void backward_b(Semiring s, HostView<const T> grad_c, HostView<const std::int32_
 
 namespace detail {
 
-// log(sum_t exp(t)) over terms, by the rules above, summed in long double from the largest term so
-// that nothing over- or underflows: the oracle the f32 and f64 paths are held to.
-template <class T>
-struct LogSum {
-    bool nan = false;
-    std::vector<long double> terms;
-    void add(T t) {
-        if (std::isnan(t)) nan = true;
-        else terms.push_back(static_cast<long double>(t));
+// log(sum_t exp(t)) over the `count` terms term(0), term(1), ..., by the rules above, summed in long
+// double from the largest term so that nothing over- or underflows: the oracle the f32 and f64
+// paths are held to. Two passes over the terms (the largest, then the sum), nothing stored.
+template <class T, class Term>
+T log_sum(std::int64_t count, Term term) {
+    long double top = -std::numeric_limits<long double>::infinity();
+    for (std::int64_t k = 0; k < count; ++k) {
+        const T t = term(k);
+        if (std::isnan(t)) return std::numeric_limits<T>::quiet_NaN();
+        top = std::max(top, static_cast<long double>(t));
     }
-    T result() const {
-        if (nan) return std::numeric_limits<T>::quiet_NaN();
-        long double top = -std::numeric_limits<long double>::infinity();
-        for (long double t : terms) top = std::max(top, t);
-        if (std::isinf(top)) return static_cast<T>(top);  // +inf, or -inf: every term the zero
-        long double sum = 0;
-        for (long double t : terms) sum += std::exp(t - top);
-        return static_cast<T>(top + std::log(sum));
-    }
-};
+    if (std::isinf(top)) return static_cast<T>(top);  // +inf, or -inf: every term the zero
+    long double sum = 0;
+    for (std::int64_t k = 0; k < count; ++k) sum += std::exp(static_cast<long double>(term(k)) - top);
+    return static_cast<T>(top + std::log(sum));
+}
 
 // A term's share of C (its softmax weight): exp(term - C) as IEEE computes it, and 0 where C is -inf
 // (a sum of zeros: every term is -inf).
@@ -300,10 +295,11 @@ void log_gemm(HostView<const T> a, HostView<const T> b, HostView<T> c, bool accu
     detail::check_product(a, b, c);
     for (std::int64_t i = 0; i < c.rows; ++i)
         for (std::int64_t j = 0; j < c.cols; ++j) {
-            detail::LogSum<T> sum;
-            for (std::int64_t k = 0; k < a.cols; ++k) sum.add(T(a(i, k) + T(0)) + T(b(k, j) + T(0)));
-            if (accumulate) sum.add(T(c(i, j) + T(0)));
-            c(i, j) = sum.result() + T(0);
+            // The terms, then C_old as one more where accumulating.
+            const auto term = [&](std::int64_t k) {
+                return k < a.cols ? T(T(a(i, k) + T(0)) + T(b(k, j) + T(0))) : T(c(i, j) + T(0));
+            };
+            c(i, j) = detail::log_sum<T>(a.cols + (accumulate ? 1 : 0), term) + T(0);
         }
 }
 

@@ -207,7 +207,7 @@ void check_operation(const Request& q, ValidatedRequest& v) {
         throw Unsupported(
             fmt::format("{}'s (+) is {}: it combines every term, so no single k attains a result and "
                         "there is no argmax; call the product without one",
-                        to_string(q.semiring), q.semiring == Semiring::LogPlus ? "log-sum-exp" : "a sum"));
+                        to_string(q.semiring), info(q.semiring).plus == PlusKind::LogSumExp ? "log-sum-exp" : "a sum"));
     if (q.operation == Operation::GemmArgmax && q.options.accumulate)
         throw Unsupported(
             "gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
