@@ -110,20 +110,22 @@ void add_logplus(const std::string& name, DType dtype, const LogCase& c) {
 
 void add_logplus_rows() {
     // Issue 34: products at 1024^3, 4096^3 and 8192^3, a batch of 4096 products of 128^3, and the
-    // gradients at 4096^3, f32 and f64, on inputs spanning +-100 (and f32 +-10 at 4096^3).
-    for (DType t : {DType::F32, DType::F64}) {
-        const std::string ts(to_string(t));
-        for (std::int64_t n : {1024, 4096, 8192})
-            add_logplus(fmt::format("logplus/gemm/{}/span100/{}", ts, n), t, {LogKind::Product, n, n, n, 1, 100});
-        if (t == DType::F32)
-            add_logplus("logplus/gemm/f32/span10/4096", t, {LogKind::Product, 4096, 4096, 4096, 1, 10});
-        add_logplus(fmt::format("logplus/batched/{}/span100/4096x128", ts), t,
-                    {LogKind::Product, 128, 128, 128, 4096, 100});
-        add_logplus(fmt::format("logplus/backward_a/{}/span100/4096", ts), t,
-                    {LogKind::BackwardA, 4096, 4096, 4096, 1, 100});
-        add_logplus(fmt::format("logplus/backward_b/{}/span100/4096", ts), t,
-                    {LogKind::BackwardB, 4096, 4096, 4096, 1, 100});
-    }
+    // gradients at 4096^3, f32 and f64, on inputs spanning +-100 (the straight loop) and, for f32,
+    // +-10 (the tiles factored: kernels/logplus_factored.cuh).
+    for (DType t : {DType::F32, DType::F64})
+        for (int span : {100, 10}) {
+            if (t == DType::F64 && span == 10) continue;
+            const std::string ts(to_string(t));
+            for (std::int64_t n : {1024, 4096, 8192})
+                add_logplus(fmt::format("logplus/gemm/{}/span{}/{}", ts, span, n), t,
+                            {LogKind::Product, n, n, n, 1, static_cast<double>(span)});
+            add_logplus(fmt::format("logplus/batched/{}/span{}/4096x128", ts, span), t,
+                        {LogKind::Product, 128, 128, 128, 4096, static_cast<double>(span)});
+            add_logplus(fmt::format("logplus/backward_a/{}/span{}/4096", ts, span), t,
+                        {LogKind::BackwardA, 4096, 4096, 4096, 1, static_cast<double>(span)});
+            add_logplus(fmt::format("logplus/backward_b/{}/span{}/4096", ts, span), t,
+                        {LogKind::BackwardB, 4096, 4096, 4096, 1, static_cast<double>(span)});
+        }
     // An HMM forward step: 64 sequences x 256 states times the 256 x 256 transition matrix.
     add_logplus("logplus/hmm_step/f32/64x256x256", DType::F32, {LogKind::Product, 64, 256, 256, 1, 10});
 }

@@ -32,10 +32,12 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
     static_assert(Cfg::threads * K_GROUPS == THREADS,
                   "the row's threads must be its tile's: (bm / tm) * (bn / tn), times bk / sk for the Small loop");
     if constexpr (IsSame<S, LogPlus>::value) {
-        // Tiled: one k group (bk = sk); Small: bk / sk groups (kernels/logplus.cuh).
+        // Tiled f32: factored where a tile's values allow (kernels/logplus_factored.cuh); other Tiled
+        // rows one k group (bk = sk); Small: bk / sk groups (kernels/logplus.cuh).
         static_assert(!ARGMAX && (IsSame<Variant, Tiled>::value || IsSame<Variant, Small>::value),
                       "LogPlus products are Tiled or Small kernels without argmax");
-        gemm_logplus<Cfg, T, Cfg::bk / Cfg::sk, THREADS>(p);
+        if constexpr (IsSame<Variant, Tiled>::value && IsSame<T, float>::value) gemm_logplus_factored<Cfg, THREADS>(p);
+        else gemm_logplus<Cfg, T, Cfg::bk / Cfg::sk, THREADS>(p);
     } else if constexpr (IsSame<S, OrAnd>::value) {
         // Tiled: byte operands, packed as they are staged; Packed: the caller's words.
         static_assert(

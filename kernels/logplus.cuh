@@ -201,8 +201,21 @@ __device__ __forceinline__ void raise_references(LogTile<T, TM, TN>& t, const T*
         }
 }
 
+// The shared memory of log_tile: the double-buffered slices, or the k groups' merge after them.
+template <class Cfg, class T, int K_GROUPS>
+struct LogTileShared {
+    static constexpr int VEC = 16 / sizeof(T);
+    static constexpr int TILE_VECS = 2 * Cfg::bk * (Cfg::bm + VEC + Cfg::bn + VEC) / VEC;
+    // The merge of the k groups: half of them at a time hand over each result's (reference, sum).
+    static constexpr int MERGE_VECS = K_GROUPS > 1 ? (K_GROUPS / 2) * Cfg::threads* Cfg::tm* Cfg::tn * 2 / VEC : 0;
+    static constexpr int vecs = TILE_VECS > MERGE_VECS ? TILE_VECS : MERGE_VECS;
+};
+
+// One BM x BN tile of C (rows from m0, columns from n0, of batch b) by the straight loop: one ex2 per
+// term. Ends with a barrier, so that the caller's next tile may reuse smem.
 template <class Cfg, class T, int K_GROUPS, int THREADS>
-__device__ __forceinline__ void gemm_logplus(const TgGemmParams& p) {
+__device__ __forceinline__ void log_tile(const TgGemmParams& p, long long b, long long m0, long long n0,
+                                         Vec16<T>* smem) {
     using R = LogRing<T>;
     using C = LogConstants<T>;
     constexpr int BM = Cfg::bm, BN = Cfg::bn, BK = Cfg::bk, SK = Cfg::sk, TM = Cfg::tm, TN = Cfg::tn;
@@ -214,11 +227,7 @@ __device__ __forceinline__ void gemm_logplus(const TgGemmParams& p) {
     constexpr int LDA = StageA::LD, LDB = StageB::LD;
     constexpr int GROUP_M = BM / (TM / VEC), GROUP_N = BN / (TN / VEC);
     constexpr int GROUP_SLICES = 16;  // slices summed apart before they join the total
-    constexpr int TILE_VECS = 2 * BK * (LDA + LDB) / VEC;
-    // The merge of the k groups: half of them at a time hand over each result's (reference, sum).
-    constexpr int MERGE_VECS = K_GROUPS > 1 ? (K_GROUPS / 2) * Cfg::threads * TM * TN * 2 / VEC : 0;
     static_assert(K_GROUPS == 1 || (K_GROUPS & (K_GROUPS - 1)) == 0, "k groups merge in halves");
-    __shared__ Vec16<T> smem[TILE_VECS > MERGE_VECS ? TILE_VECS : MERGE_VECS];
     T* const tile_a = smem[0].v;
     T* const tile_b = tile_a + 2 * BK * LDA;
 
@@ -226,147 +235,147 @@ __device__ __forceinline__ void gemm_logplus(const TgGemmParams& p) {
     const int local = static_cast<int>(threadIdx.x) % Cfg::threads;
     const int tx = local % (BN / TN), ty = local / (BN / TN);
     const long long M = p.m, N = p.n, K = p.k;
-    const long long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const long long slices = (K + BK - 1) / BK;
+    const T* const a_batch = element<T>(p.a, b, 0, 0);
+    const T* const b_batch = element<T>(p.b, b, 0, 0);
+    const bool a_k_along = StageA::k_along(p.a.row_stride, p.a.col_stride);
+    const bool b_k_along = StageB::k_along(p.b.col_stride, p.b.row_stride);
+    const bool a_vec = StageA::vec_ok(a_batch, p.a.row_stride, p.a.col_stride);
+    const bool b_vec = StageB::vec_ok(b_batch, p.b.col_stride, p.b.row_stride);
+    StageA sa(a_batch, p.a.row_stride, p.a.col_stride, m0);
+    StageB sb(b_batch, p.b.col_stride, p.b.row_stride, n0);
+    const bool fast_tile = a_vec && b_vec && m0 + BM <= M && n0 + BN <= N;
+    Vec16<T> ra[StageA::VECS], rb[StageB::VECS];
+    auto fetch = [&](long long s) {
+        const bool fast = fast_tile && (s + 1) * BK <= K;
+        sa.template fetch<R>(ra, fast, p.a.row_stride, p.a.col_stride, M - m0, K - s * BK);
+        sb.template fetch<R>(rb, fast, p.b.col_stride, p.b.row_stride, N - n0, K - s * BK);
+    };
+    auto stash = [&](int buf) {
+        sa.template stash<R, false>(tile_a + buf * BK * LDA, ra, a_k_along);
+        sb.template stash<R, false>(tile_b + buf * BK * LDB, rb, b_k_along);
+        sa.next_stage(p.a.col_stride);
+        sb.next_stage(p.b.row_stride);
+    };
 
-    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z) {
-        const T* const a_batch = element<T>(p.a, b, 0, 0);
-        const T* const b_batch = element<T>(p.b, b, 0, 0);
-        const bool a_k_along = StageA::k_along(p.a.row_stride, p.a.col_stride);
-        const bool b_k_along = StageB::k_along(p.b.col_stride, p.b.row_stride);
-        const bool a_vec = StageA::vec_ok(a_batch, p.a.row_stride, p.a.col_stride);
-        const bool b_vec = StageB::vec_ok(b_batch, p.b.col_stride, p.b.row_stride);
-        for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y) {
-            for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) {
-                const long long m0 = tm * BM, n0 = tn * BN;
-                StageA sa(a_batch, p.a.row_stride, p.a.col_stride, m0);
-                StageB sb(b_batch, p.b.col_stride, p.b.row_stride, n0);
-                const bool fast_tile = a_vec && b_vec && m0 + BM <= M && n0 + BN <= N;
-                Vec16<T> ra[StageA::VECS], rb[StageB::VECS];
-                auto fetch = [&](long long s) {
-                    const bool fast = fast_tile && (s + 1) * BK <= K;
-                    sa.template fetch<R>(ra, fast, p.a.row_stride, p.a.col_stride, M - m0, K - s * BK);
-                    sb.template fetch<R>(rb, fast, p.b.col_stride, p.b.row_stride, N - n0, K - s * BK);
-                };
-                auto stash = [&](int buf) {
-                    sa.template stash<R, false>(tile_a + buf * BK * LDA, ra, a_k_along);
-                    sb.template stash<R, false>(tile_b + buf * BK * LDB, rb, b_k_along);
-                    sa.next_stage(p.a.col_stride);
-                    sb.next_stage(p.b.row_stride);
-                };
+    LogTile<T, TM, TN> t;
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            t.r[i][j] = C::lowest;
+            t.group[i][j] = T(0);
+            t.total[i][j] = T(0);
+        }
+    fetch(0);
+    stash(0);
+    __syncthreads();
+    for (long long s = 0; s < slices; ++s) {
+        const int buf = static_cast<int>(s & 1);
+        fetch(s + 1);  // past the last slice it reads nothing, and its stash is never read
+        const T* const a_buf = tile_a + buf * BK * LDA + group * SK * LDA + ty * VEC;
+        const T* const b_buf = tile_b + buf * BK * LDB + group * SK * LDB + tx * VEC;
+        // The first slice sets the references (every sum against r unset is infinite).
+        if (s == 0) raise_references<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
+        sum_slice<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
+        bool again = false;
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) again = again || (!(t.s[i][j] <= C::accept) && t.r[i][j] == t.r[i][j]);
+        if (__any_sync(0xffffffffu, again)) {
+            raise_references<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
+            sum_slice<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
+        }
+        // A sum in (2^16, 2^64] moves its reference up by its exponent, every sum scaled
+        // by that power of two exactly, so that later terms lie near the reference again.
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                if (t.s[i][j] > C::rebase && t.s[i][j] <= C::accept && !R::final_reference(t.r[i][j])) {
+                    const T e = exponent_of(t.s[i][j]);
+                    const T scale = exact_power_of_two(-e);
+                    t.s[i][j] *= scale;
+                    t.group[i][j] *= scale;
+                    t.total[i][j] *= scale;
+                    t.r[i][j] += e;
+                }
+        const bool to_total = (s + 1) % GROUP_SLICES == 0;
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                t.group[i][j] += t.s[i][j];
+                if (to_total) {
+                    t.total[i][j] += t.group[i][j];
+                    t.group[i][j] = T(0);
+                }
+            }
+        stash(buf ^ 1);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) t.total[i][j] += t.group[i][j];
 
-                LogTile<T, TM, TN> t;
+    if constexpr (K_GROUPS > 1) {
+        // The groups' halves merge into the lower halves until group 0 holds every result.
+        // (The last slice's barrier has passed: the tiles' memory is free.)
+        T* const merge = smem[0].v;
+#pragma unroll 1
+        for (int half = K_GROUPS / 2; half >= 1; half /= 2) {
+            if (group >= half && group < 2 * half) {
+                T* const out = merge + ((group - half) * Cfg::threads + local) * TM * TN * 2;
 #pragma unroll
                 for (int i = 0; i < TM; ++i)
 #pragma unroll
                     for (int j = 0; j < TN; ++j) {
-                        t.r[i][j] = C::lowest;
-                        t.group[i][j] = T(0);
-                        t.total[i][j] = T(0);
+                        out[(i * TN + j) * 2] = t.r[i][j];
+                        out[(i * TN + j) * 2 + 1] = t.total[i][j];
                     }
-                fetch(0);
-                stash(0);
-                __syncthreads();
-                for (long long s = 0; s < slices; ++s) {
-                    const int buf = static_cast<int>(s & 1);
-                    fetch(s + 1);  // past the last slice it reads nothing, and its stash is never read
-                    const T* const a_buf = tile_a + buf * BK * LDA + group * SK * LDA + ty * VEC;
-                    const T* const b_buf = tile_b + buf * BK * LDB + group * SK * LDB + tx * VEC;
-                    // The first slice sets the references (every sum against r unset is infinite).
-                    if (s == 0) raise_references<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
-                    sum_slice<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
-                    bool again = false;
-#pragma unroll
-                    for (int i = 0; i < TM; ++i)
-#pragma unroll
-                        for (int j = 0; j < TN; ++j)
-                            again = again || (!(t.s[i][j] <= C::accept) && t.r[i][j] == t.r[i][j]);
-                    if (__any_sync(0xffffffffu, again)) {
-                        raise_references<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
-                        sum_slice<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
-                    }
-                    // A sum in (2^16, 2^64] moves its reference up by its exponent, every sum scaled
-                    // by that power of two exactly, so that later terms lie near the reference again.
-#pragma unroll
-                    for (int i = 0; i < TM; ++i)
-#pragma unroll
-                        for (int j = 0; j < TN; ++j)
-                            if (t.s[i][j] > C::rebase && t.s[i][j] <= C::accept && !R::final_reference(t.r[i][j])) {
-                                const T e = exponent_of(t.s[i][j]);
-                                const T scale = exact_power_of_two(-e);
-                                t.s[i][j] *= scale;
-                                t.group[i][j] *= scale;
-                                t.total[i][j] *= scale;
-                                t.r[i][j] += e;
-                            }
-                    const bool to_total = (s + 1) % GROUP_SLICES == 0;
-#pragma unroll
-                    for (int i = 0; i < TM; ++i)
-#pragma unroll
-                        for (int j = 0; j < TN; ++j) {
-                            t.group[i][j] += t.s[i][j];
-                            if (to_total) {
-                                t.total[i][j] += t.group[i][j];
-                                t.group[i][j] = T(0);
-                            }
-                        }
-                    stash(buf ^ 1);
-                    __syncthreads();
-                }
+            }
+            __syncthreads();
+            if (group < half) {
+                const T* const in = merge + (group * Cfg::threads + local) * TM * TN * 2;
 #pragma unroll
                 for (int i = 0; i < TM; ++i)
 #pragma unroll
-                    for (int j = 0; j < TN; ++j) t.total[i][j] += t.group[i][j];
-
-                if constexpr (K_GROUPS > 1) {
-                    // The groups' halves merge into the lower halves until group 0 holds every result.
-                    // (The last slice's barrier has passed: the tiles' memory is free.)
-                    T* const merge = smem[0].v;
-#pragma unroll 1
-                    for (int half = K_GROUPS / 2; half >= 1; half /= 2) {
-                        if (group >= half && group < 2 * half) {
-                            T* const out = merge + ((group - half) * Cfg::threads + local) * TM * TN * 2;
+                    for (int j = 0; j < TN; ++j)
+                        R::merge(t.r[i][j], t.total[i][j], in[(i * TN + j) * 2], in[(i * TN + j) * 2 + 1]);
+            }
+            __syncthreads();
+        }
+    }
+    if (group == 0) {
 #pragma unroll
-                            for (int i = 0; i < TM; ++i)
+        for (int i = 0; i < TM; ++i) {
+            const long long row = m0 + (i / VEC) * GROUP_M + ty * VEC + i % VEC;
+            if (row >= M) continue;
 #pragma unroll
-                                for (int j = 0; j < TN; ++j) {
-                                    out[(i * TN + j) * 2] = t.r[i][j];
-                                    out[(i * TN + j) * 2 + 1] = t.total[i][j];
-                                }
-                        }
-                        __syncthreads();
-                        if (group < half) {
-                            const T* const in = merge + (group * Cfg::threads + local) * TM * TN * 2;
-#pragma unroll
-                            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                                for (int j = 0; j < TN; ++j)
-                                    R::merge(t.r[i][j], t.total[i][j], in[(i * TN + j) * 2], in[(i * TN + j) * 2 + 1]);
-                        }
-                        __syncthreads();
-                    }
-                }
-                if (group == 0) {
-#pragma unroll
-                    for (int i = 0; i < TM; ++i) {
-                        const long long row = m0 + (i / VEC) * GROUP_M + ty * VEC + i % VEC;
-                        if (row >= M) continue;
-#pragma unroll
-                        for (int j = 0; j < TN; ++j) {
-                            const long long col = n0 + (j / VEC) * GROUP_N + tx * VEC + j % VEC;
-                            if (col >= N) continue;
-                            T* const c = element<T>(p.c, b, row, col);
-                            T v = R::finish(t.r[i][j], t.total[i][j]);
-                            if (p.accumulate) v = R::plus(*c + T(0), v) + T(0);
-                            *c = v;
-                        }
-                    }
-                }
-                // Before the next tile's first stash overwrites what the merge or the last slice read.
-                __syncthreads();
+            for (int j = 0; j < TN; ++j) {
+                const long long col = n0 + (j / VEC) * GROUP_N + tx * VEC + j % VEC;
+                if (col >= N) continue;
+                T* const c = element<T>(p.c, b, row, col);
+                T v = R::finish(t.r[i][j], t.total[i][j]);
+                if (p.accumulate) v = R::plus(*c + T(0), v) + T(0);
+                *c = v;
             }
         }
     }
+    // Before the next tile's first stash overwrites what the merge or the last slice read.
+    __syncthreads();
+}
+
+template <class Cfg, class T, int K_GROUPS, int THREADS>
+__device__ __forceinline__ void gemm_logplus(const TgGemmParams& p) {
+    __shared__ Vec16<T> smem[LogTileShared<Cfg, T, K_GROUPS>::vecs];
+    const long long tiles_m = (p.m + Cfg::bm - 1) / Cfg::bm, tiles_n = (p.n + Cfg::bn - 1) / Cfg::bn;
+    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z)
+        for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y)
+            for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x)
+                log_tile<Cfg, T, K_GROUPS, THREADS>(p, b, tm * Cfg::bm, tn * Cfg::bn, smem);
 }
 
 }  // namespace tg

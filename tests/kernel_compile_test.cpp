@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -66,6 +67,7 @@ TEST_P(KernelCompile, EveryRegistryKernelGivesCubinAndPtx) {
     std::atomic<std::size_t> next{0};
     std::mutex mutex;
     std::map<std::string, double> seconds_per_group;
+    std::vector<std::pair<double, std::string_view>> seconds_per_kernel;
     std::vector<std::string> failures;
     auto work = [&] {
         for (std::size_t i; (i = next++) < kernels.size();) {
@@ -77,6 +79,7 @@ TEST_P(KernelCompile, EveryRegistryKernelGivesCubinAndPtx) {
                 const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 std::lock_guard lock(mutex);
                 seconds_per_group[std::string(to_string(kernel.group))] += s;
+                seconds_per_kernel.emplace_back(s, kernel.name);
                 if (out.cubin.empty()) failures.push_back(fmt::format("{}: empty CUBIN", kernel.name));
                 else if (auto why = resources_disagree(kernel, out.cubin, arch)) failures.push_back(*why);
                 if (out.ptx.find(std::string(kernel.name)) == std::string::npos)
@@ -93,6 +96,11 @@ TEST_P(KernelCompile, EveryRegistryKernelGivesCubinAndPtx) {
     for (const auto& f : failures) ADD_FAILURE() << f;
     for (const auto& [group, s] : seconds_per_group)
         std::printf("sm_%d %-12s NVRTC time summed over its kernels: %.2f s\n", arch, group.c_str(), s);
+    // The slowest kernels, which set how long CI's run of this test takes.
+    std::ranges::sort(seconds_per_kernel, std::greater{});
+    for (std::size_t i = 0; i < std::min<std::size_t>(12, seconds_per_kernel.size()); ++i)
+        std::printf("sm_%d slowest: %-52s %.2f s\n", arch, std::string(seconds_per_kernel[i].second).c_str(),
+                    seconds_per_kernel[i].first);
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, KernelCompile, ::testing::Values(80, 90),

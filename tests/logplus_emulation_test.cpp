@@ -99,12 +99,13 @@ std::string describe(const Case& c) {
                        c.edges);
 }
 
-// Tiled on a one-multiprocessor device, Small on an H200; K within one slice and across several.
+// Tiled on a one-multiprocessor device, Small on an H200; K within one slice and across several. (f32's
+// Tiled tiles are factored at +-1, straight at +-100 or with NaN or +inf.)
 std::vector<Case> cases() {
     std::vector<Case> all = {
         {5, 7, 3, 1, KernelVariant::Small, 1, true},        {17, 33, 70, 1, KernelVariant::Small, 100, true},
-        {16, 16, 150, 2, KernelVariant::Small, 100, false}, {64, 64, 64, 1, KernelVariant::Tiled, 100, true},
-        {60, 63, 50, 2, KernelVariant::Tiled, 1, false},
+        {16, 16, 150, 2, KernelVariant::Small, 100, false}, {128, 64, 64, 1, KernelVariant::Tiled, 100, true},
+        {120, 60, 50, 2, KernelVariant::Tiled, 1, false},
     };
     if (under_address_sanitizer) all.resize(4);  // (fibers under ASan: a Tiled block is 256 of them)
     return all;
@@ -135,6 +136,49 @@ TYPED_TEST(LogPlusEmulated, ProductsMatchTheOracle) {
             run<T>(q, c.variant == KernelVariant::Tiled ? kOneMultiprocessor : kH200, c.variant);
             EXPECT_TRUE(log_elements_close(want, out));
         }
+}
+
+// f32's Tiled kernel factors the tiles whose values allow it and runs the straight loop on the others
+// (kernels/logplus_factored.cuh): one product with both kinds (rows 128 on of a wide range), zeros
+// (-inf, -0, a row of -inf) in factored tiles, values far from 0 with a narrow span, partial tiles,
+// accumulate.
+TEST(LogPlusEmulatedFactored, FactoredAndStraightTilesMatchTheOracle) {
+    using T = float;
+    TROPICAL_TEST_RNG(rng);
+    struct Factored {
+        std::int64_t m, n, k;
+        double range;
+        double offset;
+        bool wide_below;
+    };
+    std::vector<Factored> all = {{256, 64, 40, 10, 0, true}, {220, 60, 33, 10, 1e6, false}, {128, 64, 17, 1, 0, false}};
+    if (under_address_sanitizer) all.resize(1);
+    int round = 0;
+    for (const Factored& c : all) {
+        ++round;
+        const bool accumulate = round % 2 == 0;
+        SCOPED_TRACE(fmt::format("{}x{}x{} range {} offset {} wide rows {} accumulate {}", c.m, c.n, c.k, c.range,
+                                 c.offset, c.wide_below, accumulate));
+        const Geometry ga{Layout::RowMajor, 1, 1, 0, false}, gb{Layout::ColMajor, 0, 1, 0, false};
+        auto a = log_inputs<T>(rng, c.m, c.k, ga, {c.range, true, false, true}, true);
+        auto b = log_inputs<T>(rng, c.k, c.n, gb, {c.range, true, false, true}, false);
+        for (std::int64_t i = 0; i < c.m; ++i)
+            for (std::int64_t k = 0; k < c.k; ++k) {
+                T& x = a.at(0, i, k);
+                if (c.wide_below && i >= 128) x = static_cast<T>(rng.real(-300, 300));
+                else if (std::isfinite(x)) x += static_cast<T>(c.offset);
+            }
+        auto out = log_inputs<T>(rng, c.m, c.n, gb, {c.range, false, false}, true);
+        if (!accumulate) out = make_matrix<T>(c.m, c.n, gb, kPoisonFF);
+        HostMatrix<T> want = out;
+        reference::log_gemm<T>(a.view(0), b.view(0), want.view(0), accumulate);
+        detail::Request q;
+        q.operation = detail::Operation::Gemm, q.semiring = Semiring::LogPlus, q.dtype = dtype_of<T>();
+        q.a = ref(a), q.b = ref(b), q.c = ref(out), q.batch = 1, q.options.accumulate = accumulate;
+        run<T>(q, kOneMultiprocessor, KernelVariant::Tiled);
+        EXPECT_TRUE(log_elements_close(want, out));
+        EXPECT_TRUE(no_negative_zero(out));
+    }
 }
 
 TYPED_TEST(LogPlusEmulated, GradientsMatchTheOracle) {

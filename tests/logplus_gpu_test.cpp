@@ -89,14 +89,14 @@ TYPED_TEST(LogPlusGpu, MatchesTheOracleOnEveryShapeLayoutRangeAndEdgeValue) {
         }
 }
 
-// K = 8192 on both kernels (Small: one product; Tiled: a batch of 270), the oracle on a sample of
-// results: the blocked sums keep f32 within 1e-5 * max(1, |C|) at every range.
+// K = 8192 on both kernels (Small: one product; Tiled: a batch of 140, factored at +-1 and +-10), the
+// oracle on a sample of results: the blocked sums keep f32 within 1e-5 * max(1, |C|) at every range.
 TYPED_TEST(LogPlusGpu, LongSumsStayWithinTheBound) {
     TROPICAL_REQUIRE_GPU();
     using T = TypeParam;
     TROPICAL_TEST_RNG(rng);
-    for (const Shape3 s : {Shape3{40, 24, 8192, 1}, Shape3{64, 64, 8192, 270}})
-        for (const double range : {1.0, 100.0, 1e4}) {
+    for (const Shape3 s : {Shape3{40, 24, 8192, 1}, Shape3{128, 64, 8192, 140}})
+        for (const double range : {1.0, 10.0, 100.0, 1e4}) {
             SCOPED_TRACE(fmt::format("{}x{}x{} batch {} range {}", s.m, s.n, s.k, s.batch, range));
             const Geometry g{Layout::RowMajor, 0, s.batch, 0, false};
             const auto a = log_inputs<T>(rng, s.m, s.k, g, {range, false, range == 100.0}, true);
@@ -114,6 +114,43 @@ TYPED_TEST(LogPlusGpu, LongSumsStayWithinTheBound) {
                 ASSERT_TRUE(log_equal(want, got.at(n, i, j)))
                     << fmt::format("C[{}][{},{}] = {} but the oracle gives {}", n, i, j, got.at(n, i, j), want);
             }
+        }
+}
+
+// The Tiled f32 kernel factors a tile whose values span a few tens (kernels/logplus_factored.cuh) and
+// runs the straight loop on the others: ranges on both sides of the limit (+-10: factored; +-20 and
+// +-50: not), tiles of each kind in one product (rows of a wide range below rows of a narrow one), values
+// far from 0 with a narrow span, zeros (-inf, -0, rows of -inf) in factored tiles, every layout,
+// accumulate, a broadcast batch, and K = 8192 within the bound.
+TYPED_TEST(LogPlusGpu, FactoredAndStraightTilesMatchTheOracle) {
+    TROPICAL_REQUIRE_GPU();
+    using T = TypeParam;
+    TROPICAL_TEST_RNG(rng);
+    int round = 0;
+    // (Batches of enough 64 x 64 tiles for the Tiled kernel on an H200.)
+    for (const Shape3& s : {Shape3{128, 64, 16, 140}, Shape3{250, 250, 77, 24}, Shape3{256, 120, 40, 70}})
+        for (const double range : {1.0, 10.0, 20.0, 50.0}) {
+            ++round;
+            const bool broadcast = s.batch > 1 && round % 2 == 0, accumulate = round % 3 == 0;
+            const LogInputs v{range, round % 2 == 0, false, true};
+            const Geometry ga{round % 2 ? Layout::ColMajor : Layout::RowMajor, round % 3, s.batch, 0, broadcast};
+            const Geometry gb{round % 4 < 2 ? Layout::RowMajor : Layout::ColMajor, round % 2, s.batch, 1, false};
+            const Geometry gc{Layout::RowMajor, 0, s.batch, 0, false};
+            SCOPED_TRACE(fmt::format("{}x{}x{} batch {} range {} zeros {} accumulate {}", s.m, s.n, s.k, s.batch, range,
+                                     v.edges, accumulate));
+            auto a = log_inputs<T>(rng, s.m, s.k, ga, v, true);
+            const auto b = log_inputs<T>(rng, s.k, s.n, gb, v, false);
+            for (std::int64_t n = 0; n < a.distinct(); ++n)
+                for (std::int64_t i = 0; i < s.m; ++i)
+                    for (std::int64_t k = 0; k < s.k; ++k) {
+                        T& x = a.at(n, i, k);
+                        if (i >= 128 && round % 2 == 1) x = static_cast<T>(rng.real(-300, 300));  // straight tiles
+                        else if (round % 4 == 2 && std::isfinite(x)) x += T(1e6);                 // far from 0, narrow
+                    }
+            const auto c = log_inputs<T>(rng, s.m, s.n, gc, {range, false, false}, true);
+            const auto got = on_gpu(a, b, c, accumulate, round % 2 == 0);
+            ASSERT_TRUE(log_elements_close(oracle(a, b, c, accumulate), got));
+            ASSERT_TRUE(no_negative_zero(got));
         }
 }
 

@@ -40,9 +40,11 @@ HostMatrix<T> log_special_matrix(Rng& rng, std::int64_t rows, std::int64_t cols,
 
 // What a GPU or emulated case's operands hold (log_inputs).
 struct LogInputs {
-    double range = 10;      // uniform in [-range, range]
-    bool edges = false;     // now and then -inf, +inf, NaN, -0 and whole rows / columns of -inf
-    bool dominant = false;  // each row of A has one entry 250 above its others
+    double range = 10;        // uniform in [-range, range]
+    bool edges = false;       // now and then -inf, +inf, NaN, -0 and whole rows / columns of -inf
+    bool dominant = false;    // each row of A has one entry 250 above its others
+    bool zeros_only = false;  // edges are -inf, -0 and rows of -inf only (no NaN, no +inf): what a
+                              // factored tile may hold (kernels/logplus_factored.cuh)
 };
 
 // An operand as `v` says: A (is_a; its dominant entries, its row 1 of zeros) or B (its column 1).
@@ -56,6 +58,7 @@ HostMatrix<T> log_inputs(Rng& rng, std::int64_t rows, std::int64_t cols, const G
             const double u = rng.real(0, 1);
             if (u < 0.03) return -inf;
             if (u < 0.035) return T(-0.0);
+            if (v.zeros_only) return static_cast<T>(rng.real(-v.range, v.range));
             if (u < 0.037) return inf;
             if (u < 0.038) return std::numeric_limits<T>::quiet_NaN();
         }
