@@ -207,7 +207,8 @@ struct LogTileShared {
     static constexpr int VEC = 16 / sizeof(T);
     static constexpr int TILE_VECS = 2 * Cfg::bk * (Cfg::bm + VEC + Cfg::bn + VEC) / VEC;
     // The merge of the k groups: half of them at a time hand over each result's (reference, sum).
-    static constexpr int MERGE_VECS = K_GROUPS > 1 ? (K_GROUPS / 2) * Cfg::threads* Cfg::tm* Cfg::tn * 2 / VEC : 0;
+    static constexpr int RESULTS = Cfg::threads * Cfg::tm * Cfg::tn;  // of a k group
+    static constexpr int MERGE_VECS = K_GROUPS > 1 ? (K_GROUPS / 2) * RESULTS * 2 / VEC : 0;
     static constexpr int vecs = TILE_VECS > MERGE_VECS ? TILE_VECS : MERGE_VECS;
 };
 

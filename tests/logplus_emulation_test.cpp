@@ -181,6 +181,56 @@ TEST(LogPlusEmulatedFactored, FactoredAndStraightTilesMatchTheOracle) {
     }
 }
 
+// f32's Tiled gradients factor the tiles whose values allow it (grad_C and C in one layout; see
+// kernels/logplus_factored.cuh) and run the straight loop on the others: ranges on both sides of the
+// limit, zeros (C = -inf weighs 0), rows of A of a wide range (their tiles straight) beside narrow
+// ones, partial tiles, accumulate.
+TEST(LogPlusEmulatedFactored, FactoredAndStraightGradientsMatchTheOracle) {
+    using T = float;
+    TROPICAL_TEST_RNG(rng);
+    struct Factored {
+        std::int64_t m, n, k;
+        double range;
+        bool wide_below;
+        Layout layout;
+    };
+    std::vector<Factored> all = {{128, 128, 64, 10, true, Layout::RowMajor},
+                                 {120, 124, 60, 1, false, Layout::ColMajor},
+                                 {128, 64, 64, 40, false, Layout::RowMajor}};
+    if (under_address_sanitizer) all.resize(1);
+    int round = 0;
+    for (const Factored& c : all)
+        for (const bool of_a : {true, false}) {
+            ++round;
+            const bool accumulate = round % 2 == 0;
+            SCOPED_TRACE(fmt::format("{}x{}x{} range {} wide rows {} {} accumulate {}", c.m, c.n, c.k, c.range,
+                                     c.wide_below, of_a ? "grad_A" : "grad_B", accumulate));
+            const Geometry g{c.layout, 0, 1, 0, false};
+            auto a = log_inputs<T>(rng, c.m, c.k, g, {c.range, true, false, true}, true);
+            auto b = log_inputs<T>(rng, c.k, c.n, g, {c.range, true, false, true}, false);
+            if (c.wide_below)
+                for (std::int64_t i = 64; i < c.m; ++i)
+                    for (std::int64_t k = 0; k < c.k; ++k) a.at(0, i, k) = static_cast<T>(rng.real(-300, 300));
+            auto fwd = make_matrix<T>(c.m, c.n, g);
+            reference::log_gemm<T>(a.view(0), b.view(0), fwd.view(0));
+            auto grad_c = log_inputs<T>(rng, c.m, c.n, g, {1, false, false}, true);
+            auto grad = of_a ? make_matrix<T>(c.m, c.k, g) : make_matrix<T>(c.k, c.n, g);
+            grad.fill([&] { return static_cast<T>(rng.real(-1, 1)); });
+            auto want = grad;
+            if (!accumulate) {
+                want.fill([] { return T(0); });
+                grad = of_a ? make_matrix<T>(c.m, c.k, g, kPoisonFF) : make_matrix<T>(c.k, c.n, g, kPoisonFF);
+            }
+            reference::softmax_backward<T>(of_a, grad_c.view(0), fwd.view(0), a.view(0), b.view(0), want.view(0));
+            detail::Request q =
+                detail::backward_request(of_a ? detail::Gradient::OfA : detail::Gradient::OfB, Semiring::LogPlus,
+                                         dtype_of<T>(), ref(grad_c), ref(fwd), ref(a), ref(b), ref(grad), 1, {});
+            q.options.accumulate = accumulate;
+            run<T>(q, kOneMultiprocessor, KernelVariant::Tiled);
+            EXPECT_TRUE(log_elements_close(want, grad, 1e-4));
+        }
+}
+
 TYPED_TEST(LogPlusEmulated, GradientsMatchTheOracle) {
     using T = TypeParam;
     TROPICAL_TEST_RNG(rng);

@@ -195,11 +195,54 @@ HostMatrix<T> oracle_gradient(bool of_a, const HostMatrix<T>& g, const HostMatri
 }
 
 // The gradients against reference::softmax_backward, relative to the sum of the terms' magnitudes.
+// A gradient (of A or B) on the GPU against reference::softmax_backward, within `tolerance` of the sum
+// of the terms' magnitudes; A in layout ga, B in gb, C in gc, grad_C in gg, the gradient as B (of A) or
+// as A (of B).
+template <class T>
+void check_gradient(Rng& rng, const Shape3& s, bool of_a, bool accumulate, const LogInputs& v, const Geometry& ga,
+                    const Geometry& gb, const Geometry& gc, const Geometry& gg) {
+    const double tolerance = std::is_same_v<T, float> ? 2e-4 : 1e-11;
+    const auto a = log_inputs<T>(rng, s.m, s.k, ga, v, true);
+    const auto b = log_inputs<T>(rng, s.k, s.n, gb, v, false);
+    auto c = make_matrix<T>(s.m, s.n, gc);
+    c = oracle(a, b, c, false);  // the forward's C
+    auto grad_c = make_matrix<T>(s.m, s.n, gg);
+    grad_c.fill([&] { return static_cast<T>(rng.real(-1, 1)); });
+    auto grad = of_a ? make_matrix<T>(s.m, s.k, gb) : make_matrix<T>(s.k, s.n, ga);
+    grad.fill([&] { return static_cast<T>(rng.real(-1, 1)); });
+    auto abs_grad_c = grad_c;
+    for (auto& x : abs_grad_c.storage) x = std::abs(x);
+    const auto want = oracle_gradient(of_a, grad_c, c, a, b, grad, accumulate);
+    const auto scale = oracle_gradient(of_a, abs_grad_c, c, a, b, grad, false);
+    DeviceMatrix<T> dg(grad_c), dc(c), da(a), db(b), dgrad(grad);
+    if (!accumulate) dgrad.fill_bytes(kPoisonFF);
+    const GemmOptions options{nullptr, accumulate};
+    if (s.batch == 1) {
+        if (of_a) gemm_backward_a<LogPlus>(dg.view(), dc.view(), da.view(), db.view(), dgrad.view(), options);
+        else gemm_backward_b<LogPlus>(dg.view(), dc.view(), da.view(), db.view(), dgrad.view(), options);
+    } else if (of_a) {
+        gemm_batched_backward_a<LogPlus>(dg.batched(), dc.batched(), da.batched(), db.batched(), dgrad.batched(),
+                                         s.batch, options);
+    } else {
+        gemm_batched_backward_b<LogPlus>(dg.batched(), dc.batched(), da.batched(), db.batched(), dgrad.batched(),
+                                         s.batch, options);
+    }
+    const auto got = dgrad.download();
+    for (std::int64_t n = 0; n < grad.count; ++n)
+        for (std::int64_t i = 0; i < grad.rows; ++i)
+            for (std::int64_t j = 0; j < grad.cols; ++j) {
+                const double w = want.at(n, i, j), x = got.at(n, i, j);
+                const double bound = tolerance * (std::abs(double(scale.at(n, i, j))) + 1e-30) +
+                                     (accumulate ? tolerance * std::abs(double(grad.at(n, i, j))) : 0.0);
+                if (std::isnan(w)) ASSERT_TRUE(std::isnan(x)) << n << " " << i << " " << j;
+                else ASSERT_LE(std::abs(x - w), bound) << fmt::format("grad[{}][{},{}]", n, i, j);
+            }
+}
+
 TYPED_TEST(LogPlusGpu, GradientsMatchTheOracle) {
     TROPICAL_REQUIRE_GPU();
     using T = TypeParam;
     TROPICAL_TEST_RNG(rng);
-    const double tolerance = std::is_same_v<T, float> ? 2e-4 : 1e-11;
     int round = 0;
     for (const Shape3& s : {Shape3{1, 1, 1}, Shape3{15, 17, 7}, Shape3{33, 47, 29, 3}, Shape3{64, 256, 256},
                             Shape3{70, 65, 130, 2}, Shape3{64, 48, 64, 270}, Shape3{4, 5, 0}})
@@ -210,42 +253,31 @@ TYPED_TEST(LogPlusGpu, GradientsMatchTheOracle) {
                                      of_a ? "A" : "B", accumulate, edges));
             const Geometry g{round % 2 ? Layout::ColMajor : Layout::RowMajor, round % 3, s.batch, 0, false};
             const Geometry gt{round % 2 ? Layout::RowMajor : Layout::ColMajor, 1, s.batch, 2, false};
-            const auto a = log_inputs<T>(rng, s.m, s.k, g, {20, edges, false}, true);
-            const auto b = log_inputs<T>(rng, s.k, s.n, gt, {20, edges, false}, false);
-            auto c = make_matrix<T>(s.m, s.n, g);
-            c = oracle(a, b, c, false);  // the forward's C
-            auto grad_c = make_matrix<T>(s.m, s.n, gt);
-            grad_c.fill([&] { return static_cast<T>(rng.real(-1, 1)); });
-            auto grad = of_a ? make_matrix<T>(s.m, s.k, gt) : make_matrix<T>(s.k, s.n, g);
-            grad.fill([&] { return static_cast<T>(rng.real(-1, 1)); });
-            auto abs_grad_c = grad_c;
-            for (auto& x : abs_grad_c.storage) x = std::abs(x);
-            const auto want = oracle_gradient(of_a, grad_c, c, a, b, grad, accumulate);
-            const auto scale = oracle_gradient(of_a, abs_grad_c, c, a, b, grad, false);
-            DeviceMatrix<T> dg(grad_c), dc(c), da(a), db(b), dgrad(grad);
-            if (!accumulate) dgrad.fill_bytes(kPoisonFF);
-            const GemmOptions options{nullptr, accumulate};
-            if (s.batch == 1) {
-                if (of_a) gemm_backward_a<LogPlus>(dg.view(), dc.view(), da.view(), db.view(), dgrad.view(), options);
-                else gemm_backward_b<LogPlus>(dg.view(), dc.view(), da.view(), db.view(), dgrad.view(), options);
-            } else if (of_a) {
-                gemm_batched_backward_a<LogPlus>(dg.batched(), dc.batched(), da.batched(), db.batched(),
-                                                 dgrad.batched(), s.batch, options);
-            } else {
-                gemm_batched_backward_b<LogPlus>(dg.batched(), dc.batched(), da.batched(), db.batched(),
-                                                 dgrad.batched(), s.batch, options);
-            }
-            const auto got = dgrad.download();
-            for (std::int64_t n = 0; n < grad.count; ++n)
-                for (std::int64_t i = 0; i < grad.rows; ++i)
-                    for (std::int64_t j = 0; j < grad.cols; ++j) {
-                        const double w = want.at(n, i, j), x = got.at(n, i, j);
-                        const double bound = tolerance * (std::abs(double(scale.at(n, i, j))) + 1e-30) +
-                                             (accumulate ? tolerance * std::abs(double(grad.at(n, i, j))) : 0.0);
-                        if (std::isnan(w)) ASSERT_TRUE(std::isnan(x)) << n << " " << i << " " << j;
-                        else ASSERT_LE(std::abs(x - w), bound) << fmt::format("grad[{}][{},{}]", n, i, j);
-                    }
+            check_gradient<T>(rng, s, of_a, accumulate, {20, edges, false}, g, gt, g, gt);
         }
+}
+
+// The Tiled f32 gradients factor a tile whose values allow it (kernels/logplus_factored.cuh: grad_C and C
+// in one layout, Cv's rows and O's columns spanning a few tens, no NaN or +inf): ranges on both sides
+// of the limit, zeros (-inf, -0, rows of -inf: C = -inf weighs 0), both layouts, accumulate; batches of
+// enough 64 x 64 tiles for the Tiled kernels on an H200.
+TYPED_TEST(LogPlusGpu, FactoredGradientsMatchTheOracle) {
+    TROPICAL_REQUIRE_GPU();
+    using T = TypeParam;
+    TROPICAL_TEST_RNG(rng);
+    int round = 0;
+    for (const Shape3& s : {Shape3{256, 256, 256, 9}, Shape3{250, 260, 200, 12}})
+        for (const double range : {1.0, 10.0, 40.0})
+            for (const bool of_a : {true, false}) {
+                ++round;
+                const bool accumulate = round % 3 == 0;
+                const LogInputs v{range, round % 2 == 0, false, true};
+                SCOPED_TRACE(fmt::format("{}x{}x{} batch {} range {} of {} accumulate {} zeros {}", s.m, s.n, s.k,
+                                         s.batch, range, of_a ? "A" : "B", accumulate, v.edges));
+                const Geometry g{round % 4 < 2 ? Layout::RowMajor : Layout::ColMajor, 0, s.batch, 0, false};
+                const Geometry gt{round % 4 < 2 ? Layout::ColMajor : Layout::RowMajor, 0, s.batch, 0, false};
+                check_gradient<T>(rng, s, of_a, accumulate, v, g, gt, g, g);
+            }
 }
 
 // LogPlus's (+) combines its terms: an argmax is refused, by name, in C++ and through the C ABI.

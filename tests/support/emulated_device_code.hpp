@@ -21,8 +21,8 @@
 #include "wide.cuh"
 namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardParams& p); }
 #include "logplus.cuh"
-#include "logplus_factored.cuh"
 #include "logplus_backward.cuh"
+#include "logplus_factored.cuh"
 #include "orand_staging.cuh"
 #include "orand.cuh"
 #include "backtrack.cuh"
