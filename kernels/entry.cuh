@@ -72,7 +72,7 @@ __device__ __forceinline__ void counting_product(const TgCountingParams& p) {
 // A LogPlus gradient kernel of one row (Tiled: one k group; Small: bk / sk groups).
 template <class Variant, class T, class Cfg, int THREADS>
 __device__ __forceinline__ void log_gradient(const TgLogBackwardParams& p) {
-    // Tiled f32: factored where a tile's values allow (kernels/logplus_factored.cuh).
+    // Tiled f32: factored where a tile's values allow (kernels/logplus_factored_backward.cuh).
     if constexpr (IsSame<Variant, Tiled>::value && IsSame<T, float>::value) logplus_gradient_factored<Cfg, THREADS>(p);
     else logplus_gradient<Cfg, T, Cfg::bk / Cfg::sk, THREADS>(p);
 }

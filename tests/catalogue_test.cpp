@@ -271,7 +271,8 @@ TEST(KernelSource, DeviceCodeIncludesNothingAndNamesItsFiles) {
          {"kernels/kernel_params.h", "kernels/semiring.cuh", "kernels/staging.cuh", "kernels/argmax_rescan.cuh",
           "kernels/register_tile.cuh", "kernels/main_loop.cuh", "kernels/small.cuh", "kernels/backward.cuh",
           "kernels/counting.cuh", "kernels/logplus.cuh", "kernels/logplus_backward.cuh", "kernels/logplus_factored.cuh",
-          "kernels/orand_staging.cuh", "kernels/orand.cuh", "kernels/backtrack.cuh", "kernels/entry.cuh"})
+          "kernels/logplus_factored_backward.cuh", "kernels/orand_staging.cuh", "kernels/orand.cuh",
+          "kernels/backtrack.cuh", "kernels/entry.cuh"})
         EXPECT_THAT(std::string(code), HasSubstr(std::string("#line 1 \"") + piece + "\"\n"));
 }
 

@@ -182,7 +182,7 @@ TEST(LogPlusEmulatedFactored, FactoredAndStraightTilesMatchTheOracle) {
 }
 
 // f32's Tiled gradients factor the tiles whose values allow it (grad_C and C in one layout; see
-// kernels/logplus_factored.cuh) and run the straight loop on the others: ranges on both sides of the
+// kernels/logplus_factored_backward.cuh) and run the straight loop on the others: ranges on both sides of the
 // limit, zeros (C = -inf weighs 0), rows of A of a wide range (their tiles straight) beside narrow
 // ones, partial tiles, accumulate.
 TEST(LogPlusEmulatedFactored, FactoredAndStraightGradientsMatchTheOracle) {

@@ -257,7 +257,7 @@ TYPED_TEST(LogPlusGpu, GradientsMatchTheOracle) {
         }
 }
 
-// The Tiled f32 gradients factor a tile whose values allow it (kernels/logplus_factored.cuh: grad_C and C
+// The Tiled f32 gradients factor a tile whose values allow it (kernels/logplus_factored_backward.cuh: grad_C and C
 // in one layout, Cv's rows and O's columns spanning a few tens, no NaN or +inf): ranges on both sides
 // of the limit, zeros (-inf, -0, rows of -inf: C = -inf weighs 0), both layouts, accumulate; batches of
 // enough 64 x 64 tiles for the Tiled kernels on an H200.

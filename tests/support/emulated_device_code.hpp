@@ -23,6 +23,7 @@ namespace tg { template <class T, bool GRAD_A> void backward(const TgBackwardPar
 #include "logplus.cuh"
 #include "logplus_backward.cuh"
 #include "logplus_factored.cuh"
+#include "logplus_factored_backward.cuh"
 #include "orand_staging.cuh"
 #include "orand.cuh"
 #include "backtrack.cuh"
