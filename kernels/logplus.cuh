@@ -369,14 +369,22 @@ __device__ __forceinline__ void log_tile(const TgGemmParams& p, long long b, lon
     __syncthreads();
 }
 
+// f(b, m0, n0) for each BM x BN tile of `batch` products of rows x cols results that this block takes
+// (the grid strides over tiles and batches): the LogPlus kernels' outer loop.
+template <int BM, int BN, class F>
+__device__ __forceinline__ void for_each_tile(long long batch, long long rows, long long cols, F f) {
+    const long long tiles_m = (rows + BM - 1) / BM, tiles_n = (cols + BN - 1) / BN;
+    for (long long b = blockIdx.z; b < batch; b += gridDim.z)
+        for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y)
+            for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x) f(b, tm * BM, tn * BN);
+}
+
 template <class Cfg, class T, int K_GROUPS, int THREADS>
 __device__ __forceinline__ void gemm_logplus(const TgGemmParams& p) {
     __shared__ Vec16<T> smem[LogTileShared<Cfg, T, K_GROUPS>::vecs];
-    const long long tiles_m = (p.m + Cfg::bm - 1) / Cfg::bm, tiles_n = (p.n + Cfg::bn - 1) / Cfg::bn;
-    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z)
-        for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y)
-            for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x)
-                log_tile<Cfg, T, K_GROUPS, THREADS>(p, b, tm * Cfg::bm, tn * Cfg::bn, smem);
+    for_each_tile<Cfg::bm, Cfg::bn>(p.batch, p.m, p.n, [&](long long b, long long m0, long long n0) {
+        log_tile<Cfg, T, K_GROUPS, THREADS>(p, b, m0, n0, smem);
+    });
 }
 
 }  // namespace tg

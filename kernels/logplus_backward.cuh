@@ -168,11 +168,9 @@ __device__ __forceinline__ void log_gradient_tile(const TgLogBackwardParams& p, 
 template <class Cfg, class T, int K_GROUPS, int THREADS>
 __device__ __forceinline__ void logplus_gradient(const TgLogBackwardParams& p) {
     __shared__ Vec16<T> smem[LogGradientShared<Cfg, T, K_GROUPS>::vecs];
-    const long long tiles_m = (p.p + Cfg::bm - 1) / Cfg::bm, tiles_n = (p.q + Cfg::bn - 1) / Cfg::bn;
-    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z)
-        for (long long tm = blockIdx.y; tm < tiles_m; tm += gridDim.y)
-            for (long long tn = blockIdx.x; tn < tiles_n; tn += gridDim.x)
-                log_gradient_tile<Cfg, T, K_GROUPS, THREADS>(p, b, tm * Cfg::bm, tn * Cfg::bn, smem);
+    for_each_tile<Cfg::bm, Cfg::bn>(p.batch, p.p, p.q, [&](long long b, long long m0, long long n0) {
+        log_gradient_tile<Cfg, T, K_GROUPS, THREADS>(p, b, m0, n0, smem);
+    });
 }
 
 }  // namespace tg

@@ -332,13 +332,10 @@ __device__ __forceinline__ void gemm_logplus_factored(const TgGemmParams& p) {
     __shared__ Vec16<float> smem[FACTORED > STRAIGHT ? FACTORED : STRAIGHT];
     __shared__ FactorStats<BM, BN> stats;
     // (Only the tile's coordinates live across the two paths: each recomputes the rest from p.)
-    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z)
-        for (long long tm = blockIdx.y; tm * BM < p.m; tm += gridDim.y)
-            for (long long tn = blockIdx.x; tn * BN < p.n; tn += gridDim.x) {
-                if (factor_tile<Cfg, THREADS>(p, b, tm * BM, tn * BN, stats))
-                    factored_tile<Cfg, THREADS>(p, b, tm * BM, tn * BN, stats.ref, smem);
-                else log_tile<Cfg, float, 1, THREADS>(p, b, tm * BM, tn * BN, smem);  // (ends with a barrier)
-            }
+    for_each_tile<BM, BN>(p.batch, p.m, p.n, [&](long long b, long long m0, long long n0) {
+        if (factor_tile<Cfg, THREADS>(p, b, m0, n0, stats)) factored_tile<Cfg, THREADS>(p, b, m0, n0, stats.ref, smem);
+        else log_tile<Cfg, float, 1, THREADS>(p, b, m0, n0, smem);  // (ends with a barrier)
+    });
 }
 
 }  // namespace tg

@@ -190,13 +190,11 @@ __device__ __forceinline__ void logplus_gradient_factored(const TgLogBackwardPar
     constexpr int STRAIGHT = LogGradientShared<Cfg, float, 1>::vecs;
     __shared__ Vec16<float> smem[FACTORED > STRAIGHT ? FACTORED : STRAIGHT];
     __shared__ FactorStats<BM, BN> stats;
-    for (long long b = blockIdx.z; b < p.batch; b += gridDim.z)
-        for (long long tm = blockIdx.y; tm * BM < p.p; tm += gridDim.y)
-            for (long long tn = blockIdx.x; tn * BN < p.q; tn += gridDim.x) {
-                if (factor_gradient_tile<Cfg, THREADS>(p, b, tm * BM, tn * BN, stats))
-                    factored_gradient_tile<Cfg, THREADS>(p, b, tm * BM, tn * BN, stats.ref, smem);
-                else log_gradient_tile<Cfg, float, 1, THREADS>(p, b, tm * BM, tn * BN, smem);  // (ends with a barrier)
-            }
+    for_each_tile<BM, BN>(p.batch, p.p, p.q, [&](long long b, long long m0, long long n0) {
+        if (factor_gradient_tile<Cfg, THREADS>(p, b, m0, n0, stats))
+            factored_gradient_tile<Cfg, THREADS>(p, b, m0, n0, stats.ref, smem);
+        else log_gradient_tile<Cfg, float, 1, THREADS>(p, b, m0, n0, smem);  // (ends with a barrier)
+    });
 }
 
 }  // namespace tg
