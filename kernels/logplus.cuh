@@ -206,9 +206,9 @@ template <class Cfg, class T, int K_GROUPS>
 struct LogTileShared {
     static constexpr int VEC = 16 / sizeof(T);
     static constexpr int TILE_VECS = 2 * Cfg::bk * (Cfg::bm + VEC + Cfg::bn + VEC) / VEC;
-    // The merge of the k groups: half of them at a time hand over each result's (reference, sum).
-    static constexpr int RESULTS = Cfg::threads * Cfg::tm * Cfg::tn;  // of a k group
-    static constexpr int MERGE_VECS = K_GROUPS > 1 ? (K_GROUPS / 2) * RESULTS * 2 / VEC : 0;
+    // The merge of the k groups: every group's (reference, sum) of every result of the tile.
+    static constexpr int RESULTS = Cfg::bm * Cfg::bn;
+    static constexpr int MERGE_VECS = K_GROUPS > 1 ? K_GROUPS* RESULTS * 2 / VEC : 0;
     static constexpr int vecs = TILE_VECS > MERGE_VECS ? TILE_VECS : MERGE_VECS;
 };
 
@@ -228,7 +228,6 @@ __device__ __forceinline__ void log_tile(const TgGemmParams& p, long long b, lon
     constexpr int LDA = StageA::LD, LDB = StageB::LD;
     constexpr int GROUP_M = BM / (TM / VEC), GROUP_N = BN / (TN / VEC);
     constexpr int GROUP_SLICES = 16;  // slices summed apart before they join the total
-    static_assert(K_GROUPS == 1 || (K_GROUPS & (K_GROUPS - 1)) == 0, "k groups merge in halves");
     T* const tile_a = smem[0].v;
     T* const tile_b = tile_a + 2 * BK * LDA;
 
@@ -322,34 +321,36 @@ __device__ __forceinline__ void log_tile(const TgGemmParams& p, long long b, lon
         for (int j = 0; j < TN; ++j) t.total[i][j] += t.group[i][j];
 
     if constexpr (K_GROUPS > 1) {
-        // The groups' halves merge into the lower halves until group 0 holds every result.
-        // (The last slice's barrier has passed: the tiles' memory is free.)
+        // Every group hands each result's (reference, sum) over through shared memory (the tiles'
+        // memory: the last slice's barrier has passed); then each thread merges one result's K_GROUPS
+        // pairs and writes it, all threads at once.
         T* const merge = smem[0].v;
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                const int row = (i / VEC) * GROUP_M + ty * VEC + i % VEC;
+                const int col = (j / VEC) * GROUP_N + tx * VEC + j % VEC;
+                T* const out = merge + (group * BM * BN + row * BN + col) * 2;
+                out[0] = t.r[i][j];
+                out[1] = t.total[i][j];
+            }
+        __syncthreads();
 #pragma unroll 1
-        for (int half = K_GROUPS / 2; half >= 1; half /= 2) {
-            if (group >= half && group < 2 * half) {
-                T* const out = merge + ((group - half) * Cfg::threads + local) * TM * TN * 2;
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j) {
-                        out[(i * TN + j) * 2] = t.r[i][j];
-                        out[(i * TN + j) * 2 + 1] = t.total[i][j];
-                    }
+        for (int e = static_cast<int>(threadIdx.x); e < BM * BN; e += THREADS) {
+            T r = merge[e * 2], sum = merge[e * 2 + 1];
+#pragma unroll 1
+            for (int g = 1; g < K_GROUPS; ++g)
+                R::merge(r, sum, merge[(g * BM * BN + e) * 2], merge[(g * BM * BN + e) * 2 + 1]);
+            const long long row = m0 + e / BN, col = n0 + e % BN;
+            if (row < M && col < N) {
+                T* const c = element<T>(p.c, b, row, col);
+                T v = R::finish(r, sum);
+                if (p.accumulate) v = R::plus(*c + T(0), v) + T(0);
+                *c = v;
             }
-            __syncthreads();
-            if (group < half) {
-                const T* const in = merge + (group * Cfg::threads + local) * TM * TN * 2;
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j)
-                        R::merge(t.r[i][j], t.total[i][j], in[(i * TN + j) * 2], in[(i * TN + j) * 2 + 1]);
-            }
-            __syncthreads();
         }
-    }
-    if (group == 0) {
+    } else {
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
             const long long row = m0 + (i / VEC) * GROUP_M + ty * VEC + i % VEC;
