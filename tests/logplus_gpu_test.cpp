@@ -23,6 +23,7 @@
 #include "support/gpu.hpp"
 #include "support/host_matrix.hpp"
 #include "support/logplus_cases.hpp"
+#include "support/parallel_batches.hpp"
 #include "support/random_inputs.hpp"
 
 using namespace tropical;
@@ -37,7 +38,8 @@ struct Shape3 {
 template <class T>
 HostMatrix<T> oracle(const HostMatrix<T>& a, const HostMatrix<T>& b, const HostMatrix<T>& c, bool accumulate) {
     HostMatrix<T> out = c;
-    for (std::int64_t n = 0; n < c.count; ++n) reference::log_gemm<T>(a.view(n), b.view(n), out.view(n), accumulate);
+    for_each_batch_in_parallel(
+        c.count, [&](std::int64_t n) { reference::log_gemm<T>(a.view(n), b.view(n), out.view(n), accumulate); });
     return out;
 }
 
@@ -185,12 +187,12 @@ TYPED_TEST(LogPlusGpu, TheSpecialValueRules) {
 template <class T>
 HostMatrix<T> oracle_gradient(bool of_a, const HostMatrix<T>& g, const HostMatrix<T>& c, const HostMatrix<T>& a,
                               const HostMatrix<T>& b, HostMatrix<T> grad, bool accumulate) {
-    for (std::int64_t n = 0; n < grad.count; ++n) {
+    for_each_batch_in_parallel(grad.count, [&](std::int64_t n) {
         if (!accumulate)
             for (std::int64_t i = 0; i < grad.rows; ++i)
                 for (std::int64_t j = 0; j < grad.cols; ++j) grad.at(n, i, j) = 0;
         reference::softmax_backward<T>(of_a, g.view(n), c.view(n), a.view(n), b.view(n), grad.view(n));
-    }
+    });
     return grad;
 }
 
