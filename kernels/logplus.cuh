@@ -13,13 +13,14 @@
 // rest, so that rounding grows with sk + 16 + K / (16 sk) additions rather than with K.
 //
 // The reference moves only when a slice's sum says it must: each slice is summed against the current
-// r. A sum in (2^16, 2^64] (a term more than 16 above r in base 2) moves r up by the sum's exponent,
-// every sum scaled by that exact power of two. A sum that is not finite or above 2^64 (the first
+// r. A sum in (2^16, 2^96] (a term more than 16 above r in base 2) moves r up by the sum's exponent,
+// every sum scaled by that exact power of two. A sum that is not finite or above 2^96 (the first
 // slice, r still unset; a term far above any before; NaN or +inf) makes the warp take the slice's
 // largest term (a max-plus pass), move r to its floor, scale the sums so, and sum the slice again (a
-// reference of +inf looks for a NaN term so). Terms are summed at most 64 above r in base 2 and r
+// reference of +inf looks for a NaN term so). Terms are summed at most 96 above r in base 2 and r
 // stays at most log2(sk) above the largest term, so nothing overflows, nothing that matters
-// underflows, and a result's rounding is that of its terms' logarithms, about 2^-24 (|C| + 64).
+// underflows, and a result's rounding is that of its terms' logarithms, at most 2^-24 (|C| + 96)
+// (2^96 rather than 2^64: spans of hundreds, as in an HMM's or at +-100, sum a slice again less often).
 // A reference that reaches NaN or +inf is the result itself.
 
 // K groups (the Small rows): a block's bk / sk groups of (bm / tm) * (bn / tn) threads each take sk
@@ -85,14 +86,14 @@ struct LogConstants<float> {
     static constexpr float log2e = 1.44269504088896341f, ln2 = 0.693147180559945309f;
     static constexpr float lowest = -3.40282347e+38f;  // the reference before any finite term
     static constexpr float rebase = 65536.0f;          // a slice's sum above this moves the reference up
-    static constexpr float accept = 1.8446744e+19f;    // 2^64: above, the slice is summed again
+    static constexpr float accept = 7.9228163e+28f;    // 2^96: above, the slice is summed again
 };
 template <>
 struct LogConstants<double> {
     static constexpr double log2e = 1.4426950408889634074, ln2 = 0.69314718055994530942;
     static constexpr double lowest = -1.7976931348623157e+308;
     static constexpr double rebase = 65536.0;
-    static constexpr double accept = 1.8446744073709552e+19;
+    static constexpr double accept = 7.9228162514264338e+28;
 };
 
 template <class T>
@@ -114,16 +115,6 @@ struct LogRing {
         const T hi = x > y ? x : y, lo = x > y ? y : x;
         if (lo == -infinity(T()) || hi == infinity(T())) return hi;
         return hi + log1p(exp(lo - hi));
-    }
-    // (r_a, s_a) and (r_b, s_b) as one reference and sum.
-    static __device__ __forceinline__ void merge(T& r, T& s, T r_b, T s_b) {
-        const T m = max_nan(r, r_b);
-        if (final_reference(m)) {
-            r = m;
-            return;
-        }
-        s = s * exact_power_of_two(r - m) + s_b * exact_power_of_two(r_b - m);
-        r = m;
     }
 };
 
@@ -287,7 +278,7 @@ __device__ __forceinline__ void log_tile(const TgGemmParams& p, long long b, lon
             raise_references<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
             sum_slice<T, TM, TN, GROUP_M, GROUP_N, SK>(t, a_buf, b_buf, LDA, LDB);
         }
-        // A sum in (2^16, 2^64] moves its reference up by its exponent, every sum scaled
+        // A sum in (2^16, 2^96] moves its reference up by its exponent, every sum scaled
         // by that power of two exactly, so that later terms lie near the reference again.
 #pragma unroll
         for (int i = 0; i < TM; ++i)
@@ -323,7 +314,8 @@ __device__ __forceinline__ void log_tile(const TgGemmParams& p, long long b, lon
     if constexpr (K_GROUPS > 1) {
         // Every group hands each result's (reference, sum) over through shared memory (the tiles'
         // memory: the last slice's barrier has passed); then each thread merges one result's K_GROUPS
-        // pairs and writes it, all threads at once.
+        // pairs and writes it, all threads at once: the largest reference first, then the sums scaled
+        // to it, so that the loads and the two chains of K_GROUPS steps are independent.
         T* const merge = smem[0].v;
 #pragma unroll
         for (int i = 0; i < TM; ++i)
@@ -338,10 +330,14 @@ __device__ __forceinline__ void log_tile(const TgGemmParams& p, long long b, lon
         __syncthreads();
 #pragma unroll 1
         for (int e = static_cast<int>(threadIdx.x); e < BM * BN; e += THREADS) {
-            T r = merge[e * 2], sum = merge[e * 2 + 1];
-#pragma unroll 1
-            for (int g = 1; g < K_GROUPS; ++g)
-                R::merge(r, sum, merge[(g * BM * BN + e) * 2], merge[(g * BM * BN + e) * 2 + 1]);
+            const T* const pairs = merge + e * 2;  // group g's at pairs[g * BM * BN * 2]
+            T r = pairs[0], sum = T(0);
+#pragma unroll
+            for (int g = 1; g < K_GROUPS; ++g) r = max_nan(r, pairs[g * BM * BN * 2]);
+            if (!R::final_reference(r))
+#pragma unroll
+                for (int g = 0; g < K_GROUPS; ++g)
+                    sum += pairs[g * BM * BN * 2 + 1] * exact_power_of_two(pairs[g * BM * BN * 2] - r);
             const long long row = m0 + e / BN, col = n0 + e % BN;
             if (row < M && col < N) {
                 T* const c = element<T>(p.c, b, row, col);

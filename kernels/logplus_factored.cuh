@@ -232,8 +232,10 @@ __device__ __forceinline__ void factored_tile(const TgGemmParams& p, long long b
     using StageB = Stager<T, BN, BK, THREADS>;
     constexpr int LDA = StageA::LD, LDB = StageB::LD;
     constexpr int GROUP_M = BM / (TM / VEC), GROUP_N = BN / (TN / VEC);
-    // Three levels of sums: a block's 2 slices (32 k) in FFMAs, 32 blocks (1024 k), the rest.
-    constexpr int BLOCK_SLICES = 2, GROUP_BLOCKS = 32;
+    // Three levels of sums: a block of 32 k in FFMAs, 32 blocks (1024 k), the rest.
+    constexpr int BLOCK_K = 32, GROUP_BLOCKS = 32;
+    static_assert(BLOCK_K % BK == 0, "a block of sums is whole slices");
+    constexpr int BLOCK_SLICES = BLOCK_K / BK;
     T* const tile_a = smem[0].v;
     T* const tile_b = tile_a + 2 * BK * LDA;
     const int tid = static_cast<int>(threadIdx.x);

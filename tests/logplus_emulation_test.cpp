@@ -53,8 +53,8 @@ void launch(const detail::LaunchPlan& p) {
     const tg_emu::Index grid{p.grid[0], p.grid[1], p.grid[2]};
     const bool forward = row.operation == KernelOperation::Gemm, tiled = row.variant == KernelVariant::Tiled;
     constexpr bool f32 = std::is_same_v<T, float>;
-    using TiledForward = tg::Tile<64, 64, 16, 4, 4, 16>;
-    using SmallForward = std::conditional_t<f32, tg::Tile<16, 16, 64, 4, 4, 4>, tg::Tile<16, 16, 64, 2, 4, 8>>;
+    using TiledForward = std::conditional_t<f32, tg::Tile<64, 64, 32, 4, 4, 32>, tg::Tile<64, 64, 16, 4, 4, 16>>;
+    using SmallForward = std::conditional_t<f32, tg::Tile<16, 8, 128, 4, 4, 4>, tg::Tile<16, 16, 64, 2, 4, 8>>;
     using TiledGradient = std::conditional_t<f32, tg::Tile<64, 64, 16, 4, 4, 16>, tg::Tile<64, 64, 8, 4, 4, 8>>;
     using SmallGradient = std::conditional_t<f32, tg::Tile<16, 16, 64, 4, 4, 4>, tg::Tile<16, 16, 32, 4, 4, 2>>;
     if (forward && tiled) {

@@ -345,7 +345,7 @@ bool log_tiles_fill(const Candidate& c) { return tiles_fill(c.kernel, c, kLogPlu
 
 // LogPlus products (kernels/logplus.cuh) and gradients (kernels/logplus_backward.cuh, the shape the
 // request's Shape gives them: plan.cpp's log_gradient_shape): the 64 x 64 tiles where they fill the
-// GPU, else the Small kernel's 16 x 16 tiles with K split among 16 groups of a block's threads.
+// GPU, else the Small kernel's small tiles with K split among groups of a block's threads.
 constexpr Entry kLogPlusTable[] = {
     {"Tiled", KernelVariant::Tiled, log_tiles_fill},
     {"Small", KernelVariant::Small, always},
