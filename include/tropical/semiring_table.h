@@ -52,16 +52,20 @@
 
 /* The element types.
  * X(C suffix, C++ name, value, C type, device type, tag, name, kind)
- *   C type       the host's type of an element (bool also reads as U8)
+ *   C type       the host's type of an element (bool also reads as U8; C++'s, for BF16 and F16:
+ *                tropical/float16.hpp; C passes them as 16-bit words)
  *   device type  its spelling in the device code that NVRTC compiles (no system headers there)
  *   tag          the short name used in kernel names and messages ("f32")
  *   name         PyTorch's and NumPy's name of the type ("float32"; U8: "uint8", and bool too) */
-#define TROPICAL_DTYPE_LIST(X)                                   \
-    X(F32, F32, 0, float, "float", "f32", "float32", FLOAT)      \
-    X(F64, F64, 1, double, "double", "f64", "float64", FLOAT)    \
-    X(I32, I32, 2, int32_t, "int", "i32", "int32", SIGNED)       \
-    X(I64, I64, 3, int64_t, "long long", "i64", "int64", SIGNED) \
-    X(U8, U8, 4, uint8_t, "unsigned char", "u8", "uint8", BOOLEAN)
+#define TROPICAL_DTYPE_LIST(X)                                                    \
+    X(F32, F32, 0, float, "float", "f32", "float32", FLOAT)                       \
+    X(F64, F64, 1, double, "double", "f64", "float64", FLOAT)                     \
+    X(I32, I32, 2, int32_t, "int", "i32", "int32", SIGNED)                        \
+    X(I64, I64, 3, int64_t, "long long", "i64", "int64", SIGNED)                  \
+    X(U8, U8, 4, uint8_t, "unsigned char", "u8", "uint8", BOOLEAN)                \
+    X(BF16, BF16, 5, ::tropical::bfloat16, "tg::bf16", "bf16", "bfloat16", FLOAT) \
+    X(F16, F16, 6, ::tropical::float16, "tg::f16", "f16", "float16", FLOAT)       \
+    X(I16, I16, 7, int16_t, "short", "i16", "int16", SIGNED)
 
 /* Sets of element types a semiring takes, as bits by tropical_dtype value. */
 #define TROPICAL_DTYPES_NUMBERS \

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include <tropical/semiring_table.h>
+#include <tropical/float16.hpp>
 
 namespace tropical {
 
@@ -182,6 +183,17 @@ constexpr int dtype_index_of() {
 }
 }  // namespace detail
 
+// Whether T is a floating element type: float, double, or a 16-bit one (tropical/float16.hpp).
+template <class T>
+inline constexpr bool is_floating_element_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>;
+
+// The host type T's arithmetic runs in: float for the 16-bit floats (a sum or a product of two of
+// them formed in float and rounded once to 16 bits is their IEEE result, float carrying more than
+// twice their digits), T itself otherwise (int16_t's operators promote to int by themselves).
+template <class T>
+using arithmetic_t = std::conditional_t<std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>, float, T>;
+
 // bool counts as U8: one byte, read as nonzero = true, written 0 or 1 (a valid bool).
 template <class T>
 concept Element = std::is_same_v<T, bool> || detail::dtype_index_of<T>()
@@ -199,7 +211,7 @@ template <class T>
 constexpr T identity(Identity which) {
     using L = std::numeric_limits<T>;
     switch (which) {
-    case Identity::Lowest: return L::has_infinity ? -L::infinity() : L::lowest();
+    case Identity::Lowest: return L::has_infinity ? T(-L::infinity()) : L::lowest();
     case Identity::Highest: return L::has_infinity ? L::infinity() : std::is_unsigned_v<T> ? T(1) : L::max();
     case Identity::Zero: return T(0);
     case Identity::One: return T(1);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import textwrap
 
@@ -24,10 +25,11 @@ def test_unknown_semiring():
         tg.matmul(m(2, 3), m(3, 4), "plus")
 
 
-@pytest.mark.parametrize("dtype,hint", [(torch.float16, ".float()"), (torch.bfloat16, ".float()"),
-                                        (torch.int8, ".int()"), (torch.complex64, ".float()")])
+@pytest.mark.parametrize("dtype,hint", [(torch.int8, ".int()"), (torch.uint16, ".long()"),
+                                        (torch.complex64, ".float()")])
 def test_unsupported_dtype(dtype, hint):
-    with pytest.raises(tg.UnsupportedError, match=r"supports float32, float64, int32 and int64.*" + hint.replace("(", r"\(").replace(")", r"\)")):
+    types = r"supports float32, float64, int32,? (and )?int64"
+    with pytest.raises(tg.UnsupportedError, match=types + ".*" + re.escape(hint)):
         T.gemm(m(2, 3, dtype=dtype), m(3, 4, dtype=dtype))
 
 
@@ -124,7 +126,7 @@ def test_warm_up_arguments():
     with pytest.raises(tg.InvalidArgumentError, match="unknown kernels.*kernel_names"):
         tg.warm_up(["tropical_gemm_f16_maxplus"], archs=[90])
     with pytest.raises(tg.InvalidArgumentError, match="unknown dtype"):
-        tg.warm_up(dtypes=["float16"], archs=[90])
+        tg.warm_up(dtypes=["complex64"], archs=[90])
     with pytest.raises(tg.InvalidArgumentError, match="unknown semiring"):
         tg.warm_up(semirings=["plus"], archs=[90])
 

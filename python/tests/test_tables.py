@@ -25,7 +25,10 @@ LOGPLUS = ("log", "plus", 0.0, None)
 def test_every_semiring_and_type_comes_from_the_library():
     assert list(_native.SEMIRING_FACTS) == ["maxplus", "minplus", "maxmul", "maxmin", "minmax", "counting", "orand",
                                             "logplus"]
-    assert list(_native.ELEMENT_TYPES) == ["float32", "float64", "int32", "int64", "uint8"]
+    assert list(_native.ELEMENT_TYPES) == ["float32", "float64", "int32", "int64", "uint8", "bfloat16", "float16",
+                                           "int16"]
+    assert {n: t.size for n, t in _native.ELEMENT_TYPES.items() if t.size == 2} == {"bfloat16": 2, "float16": 2,
+                                                                                    "int16": 2}
     assert _native.COUNTING == "counting"
     assert _native.SEMIRING_FACTS["counting"].dtypes == ("float32", "float64")
     assert _native.SEMIRING_FACTS["orand"].dtypes == ("uint8",)

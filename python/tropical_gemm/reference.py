@@ -56,9 +56,10 @@ def gemm(a, b, semiring: str = "maxplus", *, return_argmax: bool = False):
     a, b = np.asarray(a), np.asarray(b)
     t = DTYPE_CODES.get(a.dtype.name)
     if t is None:
+        taken = [n for n in _native.ELEMENT_TYPES if any(n in f.dtypes for f in _native.SEMIRING_FACTS.values())]
         raise UnsupportedError(
-            f"dtype {a.dtype} is not supported: use float32, float64, int32 or int64 (bool or uint8 for 'orand'; "
-            f"'logplus' takes float32 and float64 only)"
+            f"dtype {a.dtype} is not supported: use one of {', '.join(taken)} (each semiring takes some of them, "
+            f"as the README's semantics table says)"
         )
     if a.dtype.name != b.dtype.name:
         raise InvalidArgumentError(f"a is {a.dtype} but b is {b.dtype}: convert one, e.g. b.astype(a.dtype)")

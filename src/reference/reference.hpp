@@ -17,10 +17,15 @@
 //
 //   Floating point: (x) is IEEE + or * (or min, max), so -inf + +inf = NaN and 0 * inf = NaN; a -0
 //   input (C_old with accumulate too) is read as +0, so no result is ever -0.
+//   bfloat16, float16: each term is its IEEE result in the type (a + b or a * b rounded once, to
+//     nearest even: it may overflow to an infinity), and (+) selects among the terms exactly, so a
+//     result is the 16-bit rounding of the exact max or min of the exact terms (rounding is monotone)
+//     and the argmax is the smallest k among the terms that round to it. They are computed in float
+//     (arithmetic_t), whose single rounding of a 16-bit sum or product rounds to 16 bits as one.
 //   NaN: if any term (or, with accumulate, C_old) is NaN, the result is NaN.
 //   Integers, MaxPlus/MinPlus: the zero is exact and absorbing, zero (x) x = zero for every x.
-//     Finite inputs must satisfy |x| <= 2^28 (i32) or |x| <= 2^60 (i64); within that range no sum
-//     overflows and no finite result is ever clipped.
+//     Finite inputs must satisfy |x| <= 2^12 (i16), |x| <= 2^28 (i32) or |x| <= 2^60 (i64); within
+//     that range no sum overflows and no finite result is ever clipped.
 //   Integers, MaxMin/MinMax: every value of the type is a valid input; the zero is exact and
 //     absorbing by itself (min(lowest, x) = lowest).
 //   MaxMul is defined on non-negative inputs: 0 <= x <= 46340 (i32), 0 <= x <= 3037000499 (i64),
@@ -30,7 +35,8 @@
 //     results are written 0 or 1 (with accumulate, C = (C_old != 0) OR the product). Operands
 //     packed along K into 32-bit words (pack_bits) hold element k in bit k % 32 of word k / 32; the
 //     bits past K in the last word are ignored, whatever they hold.
-//   LogPlus (f32, f64): C[i,j] = log sum_k exp(A[i,k] + B[k,j]), probabilities kept as logarithms
+//   LogPlus (f32, f64; bf16 and f16 computed in float, the result rounded once to the type):
+//     C[i,j] = log sum_k exp(A[i,k] + B[k,j]), probabilities kept as logarithms
 //     (log_gemm below): a NaN term gives NaN; else a +inf term gives +inf; a sum of zeros (every term
 //     -inf, or K = 0) gives -inf. Accumulate: C = log(exp(C_old) + exp(that)). No argmax: (+)
 //     combines every term.
@@ -44,6 +50,8 @@
 //       min(A[i,k], B[k,j]) (MaxMin) or max (MinMax) is A[i,k] (A's on a tie, and where A is NaN),
 //       else B[k,j].
 //     OrAnd is Boolean: it has no gradient (refused everywhere).
+//     bfloat16, float16: each contribution formed and summed in float, the gradient rounded once to
+//       the type at the end (with the gradient's old value as the sum's start).
 //     LogPlus (softmax_backward below): every term gets its share, from the forward's C instead of
 //       an argmax: grad_A[i,k] += sum_j grad_C[i,j] * w and grad_B[k,j] += sum_i grad_C[i,j] * w, with
 //       w = exp(A[i,k] + B[k,j] - C[i,j]) as IEEE computes it (a term of -inf weighs 0, +inf against
@@ -77,6 +85,7 @@
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 namespace tropical::reference {
 
@@ -111,16 +120,17 @@ template <class T>
 struct FiniteRange {
     static constexpr T lowest(Semiring s) {
         if (s == Semiring::MaxMul) return T(0);
-        if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::lowest();
+        if constexpr (is_floating_element_v<T>) return std::numeric_limits<T>::lowest();
         // MaxMin, MinMax: the whole type, less the zero itself.
         else if (s == Semiring::MaxMin) return std::numeric_limits<T>::min() + 1;
         else if (s == Semiring::MinMax) return std::numeric_limits<T>::min();
         else return -highest(s);
     }
     static constexpr T highest(Semiring s) {
-        if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::max();
+        if constexpr (is_floating_element_v<T>) return std::numeric_limits<T>::max();
         else if (s == Semiring::MaxMin) return std::numeric_limits<T>::max();
         else if (s == Semiring::MinMax) return std::numeric_limits<T>::max() - 1;
+        else if constexpr (sizeof(T) == 2) return T(1) << 12;  // (MaxMul does not take i16)
         else if constexpr (sizeof(T) == 4) return s == Semiring::MaxMul ? T(46340) : T(1) << 28;
         else return s == Semiring::MaxMul ? T(3037000499LL) : T(1) << 60;
     }
@@ -132,24 +142,28 @@ using tropical::detail::is_nan;
 
 template <class T>
 T times(Semiring s, T a, T b) {
-    const TimesKind kind = info(s).times;
-    if (kind == TimesKind::And) return T(a != T(0) && b != T(0));
-    if constexpr (std::is_floating_point_v<T>) {
-        // Inputs are read as x + 0, which turns -0 into +0 (and leaves everything else alone), as
-        // the kernels do: equal values then have equal bits, and a zero result is +0.
-        a = a + T(0);
-        b = b + T(0);
+    if constexpr (!std::is_same_v<arithmetic_t<T>, T>) {  // 16-bit floats: in float, rounded once
+        return T(times<arithmetic_t<T>>(s, a, b));
+    } else {
+        const TimesKind kind = info(s).times;
+        if (kind == TimesKind::And) return T(a != T(0) && b != T(0));
+        if constexpr (std::is_floating_point_v<T>) {
+            // Inputs are read as x + 0, which turns -0 into +0 (and leaves everything else alone), as
+            // the kernels do: equal values then have equal bits, and a zero result is +0.
+            a = a + T(0);
+            b = b + T(0);
+        }
+        if (kind == TimesKind::Mul) return T(a * b);
+        if (kind == TimesKind::Min || kind == TimesKind::Max) {
+            if (is_nan(a)) return a;
+            if (is_nan(b)) return b;
+            return (kind == TimesKind::Min) == (a < b) ? a : b;
+        }
+        if constexpr (std::is_integral_v<T>) {
+            if (a == zero<T>(s) || b == zero<T>(s)) return zero<T>(s);
+        }
+        return T(a + b);
     }
-    if (kind == TimesKind::Mul) return a * b;
-    if (kind == TimesKind::Min || kind == TimesKind::Max) {
-        if (is_nan(a)) return a;
-        if (is_nan(b)) return b;
-        return (kind == TimesKind::Min) == (a < b) ? a : b;
-    }
-    if constexpr (std::is_integral_v<T>) {
-        if (a == zero<T>(s) || b == zero<T>(s)) return zero<T>(s);
-    }
-    return a + b;
 }
 
 // x is strictly better than y (neither is NaN): smaller where (+) is min, larger otherwise.
@@ -170,6 +184,28 @@ inline void require(bool ok, const char* what) {
     if (!ok) throw std::invalid_argument(what);
 }
 
+// A gradient's sums in T's arithmetic type (float for the 16-bit floats), starting from its values
+// and stored back rounded once: the same additions in the same order as adding to it directly.
+template <class T>
+class Sums {
+public:
+    explicit Sums(const HostView<T>& grad) : cols_(grad.cols), sums_(static_cast<std::size_t>(grad.rows * grad.cols)) {
+        for (std::int64_t r = 0; r < grad.rows; ++r)
+            for (std::int64_t q = 0; q < grad.cols; ++q) (*this)(r, q) = arithmetic_t<T>(grad(r, q));
+    }
+    arithmetic_t<T>& operator()(std::int64_t r, std::int64_t q) {
+        return sums_[static_cast<std::size_t>(r * cols_ + q)];
+    }
+    void store(const HostView<T>& grad) {
+        for (std::int64_t r = 0; r < grad.rows; ++r)
+            for (std::int64_t q = 0; q < grad.cols; ++q) grad(r, q) = T((*this)(r, q));
+    }
+
+private:
+    std::int64_t cols_;
+    std::vector<arithmetic_t<T>> sums_;
+};
+
 template <class T, class U, class V>
 void check_product(const HostView<T>& a, const HostView<U>& b, const HostView<V>& c) {
     require(a.cols == b.rows, "reference: A is M x K and B must be K x N");
@@ -183,7 +219,7 @@ void log_gemm(HostView<const T> a, HostView<const T> b, HostView<T> c, bool accu
 
 template <class T>
 void gemm(Semiring s, HostView<const T> a, HostView<const T> b, HostView<T> c, bool accumulate = false) {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_floating_element_v<T>) {
         if (info(s).plus == PlusKind::LogSumExp) return log_gemm(a, b, c, accumulate);
     }
     detail::check_product(a, b, c);
@@ -230,18 +266,21 @@ void backward(Semiring s, bool of_a, HostView<const T> grad_c, HostView<const st
                     of_a ? "reference: grad_A must be M x K" : "reference: grad_B must be K x N");
     if (gradient_reads_a(s, of_a)) detail::require(a.rows == m && a.cols == k_count, "reference: A must be M x K");
     if (gradient_reads_b(s, of_a)) detail::require(b.rows == k_count && b.cols == n, "reference: B must be K x N");
+    using A = arithmetic_t<T>;
+    detail::Sums<T> sums(grad);
     for (std::int64_t i = 0; i < m; ++i) {
         for (std::int64_t j = 0; j < n; ++j) {
             const std::int64_t k = argmax(i, j);
             if (k < 0 || k >= k_count) continue;
             // MaxMin, MinMax: only the operand whose value the term took gets the gradient.
-            T g = grad_c(i, j);
-            const T a_ik = gradient_reads_a(s, of_a) ? a(i, k) : T(0),
-                    b_kj = gradient_reads_b(s, of_a) ? b(k, j) : T(0);
+            A g = grad_c(i, j);
+            const A a_ik = gradient_reads_a(s, of_a) ? A(a(i, k)) : A(0),
+                    b_kj = gradient_reads_b(s, of_a) ? A(b(k, j)) : A(0);
             if (!tropical::detail::route_term(info(s).gradient, of_a, a_ik, b_kj, g)) continue;
-            (of_a ? grad(i, k) : grad(k, j)) += g;
+            (of_a ? sums(i, k) : sums(k, j)) += g;
         }
     }
+    sums.store(grad);
 }
 
 // grad_a (M x K) += the route of grad_c (M x N) through argmax; a (M x K) and b (K x N) as backward() reads them.
@@ -289,17 +328,20 @@ T softmax_weight(T term, T c) {
 
 }  // namespace detail
 
+// bfloat16 and float16: the operands widened to float, the terms and the sum as float's, the result
+// rounded once to the type.
 template <class T>
 void log_gemm(HostView<const T> a, HostView<const T> b, HostView<T> c, bool accumulate) {
-    static_assert(std::is_floating_point_v<T>, "LogPlus takes f32 and f64");
+    static_assert(is_floating_element_v<T>, "LogPlus takes floats");
+    using A = arithmetic_t<T>;
     detail::check_product(a, b, c);
     for (std::int64_t i = 0; i < c.rows; ++i)
         for (std::int64_t j = 0; j < c.cols; ++j) {
             // The terms, then C_old as one more where accumulating.
             const auto term = [&](std::int64_t k) {
-                return k < a.cols ? T(T(a(i, k) + T(0)) + T(b(k, j) + T(0))) : T(c(i, j) + T(0));
+                return k < a.cols ? A(A(a(i, k)) + A(0)) + A(A(b(k, j)) + A(0)) : A(A(c(i, j)) + A(0));
             };
-            c(i, j) = detail::log_sum<T>(a.cols + (accumulate ? 1 : 0), term) + T(0);
+            c(i, j) = T(detail::log_sum<A>(a.cols + (accumulate ? 1 : 0), term) + A(0));
         }
 }
 
@@ -313,12 +355,15 @@ void softmax_backward(bool of_a, HostView<const T> grad_c, HostView<const T> c, 
     detail::require(a.rows == m && b.rows == k_count && b.cols == n, "reference: A must be M x K and B K x N");
     detail::require(of_a ? grad.rows == m && grad.cols == k_count : grad.rows == k_count && grad.cols == n,
                     of_a ? "reference: grad_A must be M x K" : "reference: grad_B must be K x N");
+    using A = arithmetic_t<T>;
+    detail::Sums<T> sums(grad);
     for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t j = 0; j < n; ++j)
             for (std::int64_t k = 0; k < k_count; ++k) {
-                const T w = detail::softmax_weight<T>(T(a(i, k) + T(0)) + T(b(k, j) + T(0)), c(i, j));
-                (of_a ? grad(i, k) : grad(k, j)) += grad_c(i, j) * w;
+                const A w = detail::softmax_weight<A>(A(A(a(i, k)) + A(0)) + A(A(b(k, j)) + A(0)), A(c(i, j)));
+                (of_a ? sums(i, k) : sums(k, j)) += A(grad_c(i, j)) * w;
             }
+    sums.store(grad);
 }
 
 // --- OrAnd on packed operands ----------------------------------------------------------------

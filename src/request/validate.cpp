@@ -118,10 +118,13 @@ std::string types_taken_by(Semiring s) {
             fmt::format("counting values are {}, not {} (counts are always f64); convert the "
                         "values to floating point",
                         types_taken_by(s), to_string(t)));
-    throw Unsupported(
-        fmt::format("u8 (booleans in bytes) is the element type of the OrAnd semiring alone, not of "
-                    "{}; use OrAnd, or convert the operands to {}",
-                    to_string(s), types_taken_by(s)));
+    if (t == DType::U8)
+        throw Unsupported(
+            fmt::format("u8 (booleans in bytes) is the element type of the OrAnd semiring alone, not of "
+                        "{}; use OrAnd, or convert the operands to {}",
+                        to_string(s), types_taken_by(s)));
+    throw Unsupported(fmt::format("{} takes {}, not {}; convert the operands to one of those", to_string(s),
+                                  types_taken_by(s), to_string(t)));
 }
 
 // PackBits: a (bytes) packed into c (words) as an A (along its columns) or a B (along its rows). The

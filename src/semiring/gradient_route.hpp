@@ -12,7 +12,7 @@ namespace tropical::detail {
 
 template <class T>
 bool is_nan(T x) {
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+    if constexpr (is_floating_element_v<T>) return std::isnan(static_cast<arithmetic_t<T>>(x));
     else return false;
 }
 
