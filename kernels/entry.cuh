@@ -44,6 +44,10 @@ __device__ __forceinline__ void product(const TgGemmParams& p) {
             IsSame<T, unsigned char>::value && (IsSame<Variant, Tiled>::value || IsSame<Variant, Packed>::value),
             "OrAnd products are Tiled (bytes) or Packed (words) kernels of u8");
         orand_gemm<Cfg, IsSame<Variant, Packed>::value, ARGMAX>(p);
+    } else if constexpr (IsHalf<T>::value || IsSame<T, short>::value) {
+        // 16-bit elements in pairs (kernels/packed16_loop.cuh).
+        static_assert(!ARGMAX && IsSame<Variant, Tiled>::value, "16-bit products are Tiled kernels without argmax");
+        gemm_packed16<Cfg, S, T, THREADS>(p);
     } else if constexpr (SMALL_LOOP) {
         gemm_small<Cfg, S, T, ARGMAX, THREADS>(p);
     } else if constexpr (IsSame<Variant, Vector>::value) {

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <tropical/float16.hpp>
+
 #if defined(__SANITIZE_ADDRESS__)
 #define TG_EMU_ASAN 1
 #elif defined(__has_feature)
@@ -281,6 +283,13 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
     return out;
 }
 inline float __int_as_float(int x) { return std::bit_cast<float>(x); }
+// The 16-bit floats' conversions that kernels/packed16.cuh makes with cvt on the GPU: the host types'
+// (exact widening; rounding to nearest even).
+namespace tg_emu {
+inline float f16_to_float(unsigned short b) { return tropical::float16::from_bits(b); }
+inline unsigned short f16_from_float(float f) { return tropical::float16(f).bits(); }
+inline unsigned short bf16_from_float(float f) { return tropical::bfloat16(f).bits(); }
+}  // namespace tg_emu
 inline int __float_as_int(float x) { return std::bit_cast<int>(x); }
 inline double __longlong_as_double(long long x) { return std::bit_cast<double>(x); }
 inline long long __double_as_longlong(double x) { return std::bit_cast<long long>(x); }

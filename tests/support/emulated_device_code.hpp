@@ -11,6 +11,8 @@
 #include "kernel_params.h"
 #include "semiring.cuh"
 #include "staging.cuh"
+#include "packed16.cuh"
+#include "packed16_loop.cuh"
 #include "argmax_rescan.cuh"
 #include "register_tile.cuh"
 #include "main_loop.cuh"
