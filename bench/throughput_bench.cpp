@@ -147,6 +147,11 @@ void dispatch_type(benchmark::State& state, const Case& c) {
     case DType::F64: return run_case<double, S>(state, c);
     case DType::I32: return run_case<std::int32_t, S>(state, c);
     case DType::I64: return run_case<std::int64_t, S>(state, c);
+    case DType::BF16: return run_case<bfloat16, S>(state, c);
+    case DType::F16: return run_case<float16, S>(state, c);
+    case DType::I16:
+        if constexpr (!std::is_same_v<S, MaxMul>) return run_case<std::int16_t, S>(state, c);
+        break;              // (int16 has no MaxMul)
     case DType::U8: break;  // OrAnd's rows: add_orand_rows
     }
 }
@@ -221,6 +226,16 @@ void register_all() {
     add_orand_rows(g_limits);  // bench/throughput_orand_counting.cpp
     add_counting_rows();
     add_logplus_rows();  // bench/throughput_logplus.cpp
+    // The 16-bit types (issue 35): products at 1024^3, 4096^3 and 8192^3, and a batch of 4096 of 128^3.
+    for (DType t : {DType::BF16, DType::F16, DType::I16})
+        for (Semiring s :
+             {Semiring::MaxPlus, Semiring::MinPlus, Semiring::MaxMul, Semiring::MaxMin, Semiring::MinMax}) {
+            if (!supports(s, t)) continue;
+            const std::string ts = fmt::format("{}/{}", to_string(t), to_string(s));
+            for (std::int64_t n : {1024, 4096, 8192})
+                add(fmt::format("gemm/{}/{}", ts, n), {Kind::Gemm, t, s, n, n, n});
+            add(fmt::format("batched/{}/4096x128", ts), {Kind::Batched, t, s, 128, 128, 128, 4096});
+        }
     // Every layout combination of A, B and C at n = 4096.
     for (Layout la : {Layout::RowMajor, Layout::ColMajor})
         for (Layout lb : {Layout::RowMajor, Layout::ColMajor})

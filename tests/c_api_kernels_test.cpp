@@ -75,8 +75,8 @@ TEST(CApiCache, DirectoryFromTheEnvironmentAndTooSmallBuffers) {
 
 TEST(CApiCache, WarmingAnUnknownKernelNamesIt) {
     tropical_warm_result result{};
-    EXPECT_EQ(tropical_warm_kernel("tropical_gemm_f16_maxplus", 90, &result), TROPICAL_INVALID_ARGUMENT);
-    EXPECT_THAT(last_message(), HasSubstr("no kernel named 'tropical_gemm_f16_maxplus'"));
+    EXPECT_EQ(tropical_warm_kernel("tropical_gemm_f8_maxplus", 90, &result), TROPICAL_INVALID_ARGUMENT);
+    EXPECT_THAT(last_message(), HasSubstr("no kernel named 'tropical_gemm_f8_maxplus'"));
     EXPECT_EQ(tropical_warm_kernel(nullptr, 90, &result), TROPICAL_INVALID_ARGUMENT);
 }
 

@@ -18,12 +18,16 @@
 #include <tropical/float16.hpp>
 #include <tropical/types.hpp>
 #include "reference/reference.hpp"
+#include "support/half_inputs.hpp"
 #include "support/random_inputs.hpp"
 
 #include "support/emulated_device_code.hpp"
 
 using namespace tropical;
+using tropical::testing::half_bits;
+using tropical::testing::half_input;
 using tropical::testing::Rng;
+using tropical::testing::same_half;
 
 namespace {
 
@@ -95,59 +99,15 @@ struct Matrices {
     TgOperand operand() { return {data.data(), row_stride(), col_stride(), stride}; }
 };
 
-template <class H>
-std::uint16_t bits_of(H x) {
-    if constexpr (std::is_same_v<H, std::int16_t>) return static_cast<std::uint16_t>(x);
-    else return x.bits();
-}
-
-// An input element: mostly values on a coarse grid (so that terms tie, exactly or after rounding),
-// with the edges of the type mixed in where `edges`.
-template <class H>
-H draw(Rng& rng, Semiring s, bool edges) {
-    if constexpr (std::is_same_v<H, std::int16_t>) {
-        const bool plus = info(s).times == TimesKind::Add;
-        if (edges && rng.chance(0.1)) {
-            const std::int16_t zero = zero_of<std::int16_t>(s);
-            const std::int16_t lim = plus ? std::int16_t{4096} : std::numeric_limits<std::int16_t>::max();
-            const std::int16_t picks[] = {zero, lim, static_cast<std::int16_t>(-lim), 0,
-                                          plus ? zero : std::numeric_limits<std::int16_t>::min()};
-            return picks[rng.integer(0, 4)];
-        }
-        const std::int64_t lim = plus ? 4096 : 32767;
-        return static_cast<std::int16_t>(rng.chance(0.5) ? rng.integer(-8, 8) : rng.integer(-lim, lim));
-    } else {
-        using L = std::numeric_limits<H>;
-        const float inf = std::numeric_limits<float>::infinity();
-        if (edges && rng.chance(0.08)) {
-            const float picks[] = {inf,
-                                   -inf,
-                                   std::numeric_limits<float>::quiet_NaN(),
-                                   -0.0f,
-                                   0.0f,
-                                   static_cast<float>(L::max()),
-                                   static_cast<float>(L::lowest()),
-                                   static_cast<float>(L::denorm_min()),
-                                   -static_cast<float>(L::min())};
-            const float x = picks[rng.integer(0, 8)];
-            return H(s == Semiring::MaxMul && !(x != x) ? std::fabs(x) : x);
-        }
-        // A wide range sometimes (sums round), a coarse grid mostly (terms tie).
-        const double v = rng.chance(0.3) ? std::ldexp(rng.real(-1, 1), static_cast<int>(rng.integer(-20, 14)))
-                                         : static_cast<double>(rng.integer(-64, 64)) / 8.0;
-        return H(static_cast<float>(s == Semiring::MaxMul ? std::fabs(v) : v));
-    }
-}
-
 template <class Cfg, class S, class H>
 void check(Rng& rng, const Shape& sh, bool a_rm, bool b_rm, bool c_rm, bool accumulate, bool edges) {
     using D = typename Device<H>::type;
     constexpr Semiring s = Tag<S>::value;
     Matrices<H> a(sh.m, sh.k, sh.batch, a_rm, a_rm ? 1 : 0), b(sh.k, sh.n, sh.batch, b_rm, b_rm ? 0 : 2),
         c(sh.m, sh.n, sh.batch, c_rm, 1);
-    for (auto& x : a.data) x = draw<H>(rng, s, edges);
-    for (auto& x : b.data) x = draw<H>(rng, s, edges);
-    for (auto& x : c.data) x = draw<H>(rng, s, edges);
+    for (auto& x : a.data) x = half_input<H>(rng, s, edges);
+    for (auto& x : b.data) x = half_input<H>(rng, s, edges);
+    for (auto& x : c.data) x = half_input<H>(rng, s, edges);
     Matrices<H> want = c;
     if (!accumulate)  // poisoned: every result must be written
         for (auto& x : c.data) x = std::bit_cast<H>(std::uint16_t{0xffff});
@@ -162,12 +122,9 @@ void check(Rng& rng, const Shape& sh, bool a_rm, bool b_rm, bool c_rm, bool accu
         for (std::int64_t i = 0; i < sh.m; ++i)
             for (std::int64_t j = 0; j < sh.n; ++j) {
                 const H w = want.at(n, i, j), g = c.at(n, i, j);
-                bool same = bits_of(w) == bits_of(g);
-                if constexpr (!std::is_same_v<H, std::int16_t>)
-                    same = same || (std::isnan(static_cast<float>(w)) && std::isnan(static_cast<float>(g)));
-                ASSERT_TRUE(same) << fmt::format("{} {}x{}x{} batch {} at [{}][{},{}]: got {:04x}, want {:04x}",
-                                                 to_string(s), sh.m, sh.n, sh.k, sh.batch, n, i, j, bits_of(g),
-                                                 bits_of(w));
+                ASSERT_TRUE(same_half(w, g))
+                    << fmt::format("{} {}x{}x{} batch {} at [{}][{},{}]: got {:04x}, want {:04x}", to_string(s), sh.m,
+                                   sh.n, sh.k, sh.batch, n, i, j, half_bits(g), half_bits(w));
             }
     // Nothing outside C was written.
     for (std::int64_t n = 0; n < sh.batch; ++n)
@@ -175,7 +132,7 @@ void check(Rng& rng, const Shape& sh, bool a_rm, bool b_rm, bool c_rm, bool accu
             const std::int64_t major = q / c.ld, minor = q % c.ld;
             if (major < (c_rm ? sh.m : sh.n) && minor < (c_rm ? sh.n : sh.m)) continue;
             if (!accumulate) {
-                ASSERT_EQ(bits_of(c.data[static_cast<std::size_t>(n * c.stride + q)]), 0xffffu) << "outside C";
+                ASSERT_EQ(half_bits(c.data[static_cast<std::size_t>(n * c.stride + q)]), 0xffffu) << "outside C";
             }
         }
 }

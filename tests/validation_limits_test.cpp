@@ -260,6 +260,15 @@ TEST(ValidateSupport, OrAndAndItsElementType) {
                     Unsupported);
                 continue;
             }
+            if (supports(s, t) && size_of(t) == 2) {  // the 16-bit argmax: not yet (issue 35), said so
+                try {
+                    validate(q);
+                    ADD_FAILURE() << to_string(t) << " " << to_string(s) << " argmax passed validation";
+                } catch (const Unsupported& e) {
+                    EXPECT_THAT(e.what(), AllOf(HasSubstr(std::string(to_string(t))), HasSubstr("not built yet")));
+                }
+                continue;
+            }
             if (supports(s, t)) {
                 EXPECT_NO_THROW(validate(q)) << to_string(t) << " " << to_string(s);
                 continue;

@@ -65,7 +65,7 @@ TEST(Warmup, UsageErrorsExitWith2AndSayWhatIsWrong) {
         {{"--arch", "sm_9x"}, "'sm_9x' is not an architecture"},
         {{"--arch", "sm_20"}, "NVRTC cannot compile for sm_20"},
         {{"--group", "gemmm", "--arch", "sm_90"}, "unknown group 'gemmm'"},
-        {{"--type", "f16", "--arch", "sm_90"}, "unknown type 'f16'"},
+        {{"--type", "f8", "--arch", "sm_90"}, "unknown type 'f8'"},
         {{"--semiring", "plus", "--arch", "sm_90"}, "unknown semiring 'plus'"},
         {{"--frobnicate"}, "--frobnicate"},
         {{"--jobs", "0", "--arch", "sm_90"}, "'0' is not a number of jobs"},

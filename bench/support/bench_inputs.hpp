@@ -29,9 +29,9 @@ std::vector<T> random_values(std::size_t count, Semiring semiring, std::uint64_t
     const bool nonnegative = semiring == Semiring::MaxMul;
     for (auto& v : out) {
         const std::uint64_t r = splitmix64(seed);
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (is_floating_element_v<T>) {
             const double unit = static_cast<double>(r >> 11) * 0x1.0p-53;  // [0, 1)
-            v = static_cast<T>(nonnegative ? 8.0 * unit : 16.0 * unit - 8.0);
+            v = T(static_cast<arithmetic_t<T>>(nonnegative ? 8.0 * unit : 16.0 * unit - 8.0));
         } else {
             const auto small = static_cast<T>(r % 1001);
             v = nonnegative || (r >> 63) ? small : static_cast<T>(-small);

@@ -68,8 +68,11 @@
     X(I16, I16, 7, int16_t, "short", "i16", "int16", SIGNED)
 
 /* Sets of element types a semiring takes, as bits by tropical_dtype value. */
-#define TROPICAL_DTYPES_NUMBERS \
+#define TROPICAL_DTYPES_WIDE_NUMBERS \
     ((1u << TROPICAL_F32) | (1u << TROPICAL_F64) | (1u << TROPICAL_I32) | (1u << TROPICAL_I64))
+#define TROPICAL_DTYPES_HALF_FLOATS ((1u << TROPICAL_BF16) | (1u << TROPICAL_F16))
+#define TROPICAL_DTYPES_NUMBERS (TROPICAL_DTYPES_WIDE_NUMBERS | TROPICAL_DTYPES_HALF_FLOATS | (1u << TROPICAL_I16))
+#define TROPICAL_DTYPES_PRODUCTS (TROPICAL_DTYPES_WIDE_NUMBERS | TROPICAL_DTYPES_HALF_FLOATS)
 #define TROPICAL_DTYPES_FLOATS ((1u << TROPICAL_F32) | (1u << TROPICAL_F64))
 #define TROPICAL_DTYPES_BOOLEANS (1u << TROPICAL_U8)
 
@@ -82,7 +85,7 @@
 #define TROPICAL_SEMIRING_LIST(X)                                                                    \
     X(MAXPLUS, MaxPlus, 0, "maxplus", MAX, ADD, LOWEST, ZERO, AS_IS, TROPICAL_DTYPES_NUMBERS)        \
     X(MINPLUS, MinPlus, 1, "minplus", MIN, ADD, HIGHEST, ZERO, AS_IS, TROPICAL_DTYPES_NUMBERS)       \
-    X(MAXMUL, MaxMul, 2, "maxmul", MAX, MUL, ZERO, ONE, PRODUCT, TROPICAL_DTYPES_NUMBERS)            \
+    X(MAXMUL, MaxMul, 2, "maxmul", MAX, MUL, ZERO, ONE, PRODUCT, TROPICAL_DTYPES_PRODUCTS)           \
     X(MAXMIN, MaxMin, 3, "maxmin", MAX, MIN, LOWEST, HIGHEST, TO_MIN, TROPICAL_DTYPES_NUMBERS)       \
     X(MINMAX, MinMax, 4, "minmax", MIN, MAX, HIGHEST, LOWEST, TO_MAX, TROPICAL_DTYPES_NUMBERS)       \
     X(COUNTING, Counting, 5, "counting", MAX_COUNT, ADD, LOWEST, ZERO, NONE, TROPICAL_DTYPES_FLOATS) \

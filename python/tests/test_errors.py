@@ -124,7 +124,7 @@ def test_warm_up_without_nvrtc(python, subprocess_env):
 
 def test_warm_up_arguments():
     with pytest.raises(tg.InvalidArgumentError, match="unknown kernels.*kernel_names"):
-        tg.warm_up(["tropical_gemm_f16_maxplus"], archs=[90])
+        tg.warm_up(["tropical_gemm_f8_maxplus"], archs=[90])
     with pytest.raises(tg.InvalidArgumentError, match="unknown dtype"):
         tg.warm_up(dtypes=["complex64"], archs=[90])
     with pytest.raises(tg.InvalidArgumentError, match="unknown semiring"):

@@ -50,6 +50,8 @@ NAMESPACE = "tropical"  # torch.ops.tropical; the ops' messages name it
 
 def _element(bits: int, element) -> float | int | bool:
     """The element whose bits (the low bytes of the type's size, as the library gives them) are ``bits``."""
+    if element.name == "bfloat16":  # float32's upper half
+        return struct.unpack("<f", (bits << 16).to_bytes(4, "little"))[0]
     code = {"float": {2: "e", 4: "f", 8: "d"}, "signed": {1: "b", 2: "h", 4: "i", 8: "q"}, "boolean": {1: "?"}}
     return struct.unpack("<" + code[element.kind][element.size], bits.to_bytes(element.size, "little"))[0]
 

@@ -16,7 +16,7 @@ TROPICAL_SEMIRING_LIST(TROPICAL_ROW_SEMIRING)
 #undef TROPICAL_ROW_SEMIRING
 constexpr std::optional<Semiring> kAny = std::nullopt;
 
-constexpr CatalogueRow kRows[] = {
+constexpr CatalogueRow kWrittenRows[] = {
 #define TG_KERNEL(operation, variant, type, semiring, bm, bn, bk, tm, tn, sk, threads, min_blocks) \
     {KernelOperation::operation,                                                                   \
      KernelVariant::variant,                                                                       \
@@ -30,6 +30,22 @@ constexpr CatalogueRow kRows[] = {
 #include "catalogue.def"
 #undef TG_KERNEL
 };
+
+// The kernels: the rows as written but those of a family for a semiring that does not take the
+// family's type (int16's MaxMul).
+constexpr bool is_kernel(const CatalogueRow& row) { return !row.semiring || supports(*row.semiring, row.dtype); }
+constexpr std::size_t kKernelCount = [] {
+    std::size_t n = 0;
+    for (const auto& row : kWrittenRows) n += is_kernel(row) ? 1 : 0;
+    return n;
+}();
+constexpr std::array<CatalogueRow, kKernelCount> kRows = [] {
+    std::array<CatalogueRow, kKernelCount> out{};
+    std::size_t i = 0;
+    for (const auto& row : kWrittenRows)
+        if (is_kernel(row)) out[i++] = row;
+    return out;
+}();
 
 // Checked when the library is built: a kind of kernel has one row, and a tiled row's threads are
 // its tile's, once or bk / sk times (whether its variant splits K so, kernels/entry.cuh checks when
@@ -60,8 +76,8 @@ static_assert(threads_fit_tiles(),
               "kernels/catalogue.def: a tiled row's threads must be (bm / tm) * (bn / tn), "
               "times bk / sk if its kernel splits K among groups of threads");
 
-// A family (TG_FAMILY) is a row for each scalar semiring (the semirings that take every number
-// type), one after the other in the semiring table's order. Checked: every row of a scalar semiring
+// A family (TG_FAMILY) is a row for each scalar semiring (the semirings that take every 32- and
+// 64-bit number type) that takes the row's type, one after the other in the semiring table's order. Checked: every row of a scalar semiring
 // is in such a run of rows that differ in their semiring alone, so that a row written for one of
 // them alone, or a scalar semiring new to the table that TG_FAMILY does not name, fails the build
 // rather than leave a kind of kernel missing for a semiring.
@@ -84,7 +100,7 @@ constexpr bool families_cover_the_scalar_semirings() {
         }
         const CatalogueRow& first = kRows[i];
         for (Semiring s : all_semirings) {
-            if (!scalar(s)) continue;
+            if (!scalar(s) || !supports(s, first.dtype)) continue;  // (int16 has no MaxMul)
             if (i == std::size(kRows) || kRows[i].semiring != s || !same_but_semiring(first, kRows[i])) return false;
             ++i;
         }

@@ -5,6 +5,10 @@
 #include <numeric>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include <tropical/error.hpp>
+
 #include "cpu/host.hpp"
 #include "cpu/product.hpp"
 #include "cpu/thread_pool.hpp"
@@ -79,6 +83,9 @@ void run_product(const detail::Request& q, const detail::Shape& s, int threads) 
 
     const std::size_t size = size_of(q.dtype);
     const ProductFunction kernel = product_function(q.dtype);
+    if (!kernel)  // the 16-bit types: on the GPU only, so far (issue 35)
+        throw Unsupported(fmt::format("the CPU path does not take {} yet: use a GPU, or convert the operands to {}",
+                                      to_string(q.dtype), is_floating(q.dtype) ? "f32" : "i32"));
     const double terms = double(q.batch) * double(s.m) * double(s.n) * double(std::max<std::int64_t>(s.k, 1));
     // LogPlus's kernel packs its own panels of B (cpu/logplus-inl.h), a small cost beside its 2^x per
     // term: its bands never share a packed B, and a thread takes several of them.

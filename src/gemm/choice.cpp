@@ -306,6 +306,7 @@ constexpr Entry kProductTable[] = {
     {"Tiny", KernelVariant::Tiny, tiny_fits},                                   // 16 x 16
     {"Small", KernelVariant::Small, always},                                    // 32 x 32: 4 to 16 x the blocks
     {"Batched", KernelVariant::Batched, always},                                // without a Small kernel
+    {"Tiled", KernelVariant::Tiled, always},  // the 16-bit types' one product kernel so far (issue 35)
 };
 
 // Products with argmax, by the same rule over the argmax rows, with two differences: Wide comes

@@ -195,6 +195,11 @@ void check_operation(const Request& q, ValidatedRequest& v) {
             fmt::format("backward is implemented for f32 and f64, not {}: gradients of integer products "
                         "are not defined; convert the operands to floating point",
                         to_string(q.dtype)));
+    if (backward && size_of(q.dtype) == 2)
+        throw Unsupported(
+            fmt::format("backward of {} products is not built yet (issue 35): convert the operands "
+                        "to f32 for the gradients",
+                        to_string(q.dtype)));
     if (is_counting(q.semiring) && !q.with_counts)
         invalid(
             "the counting semiring multiplies (value, count) pairs, which need a count matrix beside each value "
@@ -211,6 +216,11 @@ void check_operation(const Request& q, ValidatedRequest& v) {
             fmt::format("{}'s (+) is {}: it combines every term, so no single k attains a result and "
                         "there is no argmax; call the product without one",
                         to_string(q.semiring), info(q.semiring).plus == PlusKind::LogSumExp ? "log-sum-exp" : "a sum"));
+    if (q.operation == Operation::GemmArgmax && size_of(q.dtype) == 2)
+        throw Unsupported(
+            fmt::format("the argmax of {} products is not built yet (issue 35): compute the product "
+                        "without it, or convert the operands to f32 or i32",
+                        to_string(q.dtype)));
     if (q.operation == Operation::GemmArgmax && q.options.accumulate)
         throw Unsupported(
             "gemm with argmax cannot accumulate into C: the argmax of earlier terms is unknown; "
