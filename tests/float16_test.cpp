@@ -112,6 +112,25 @@ TYPED_TEST(Float16, SpecialValuesAndLimits) {
     EXPECT_EQ(static_cast<float>(L::denorm_min()), std::ldexp(1.0f, L::min_exponent - L::digits));
 }
 
+#if defined(__FLT16_MAX__)
+// Where the compiler has _Float16 (GCC 12, Clang 15 on x86-64), float16's conversions agree with its,
+// for every value and for floats of every exponent.
+TEST(Float16Rows, AgreeWithTheCompilersFloat16) {
+    for (std::uint32_t b = 0; b < 0x10000u; ++b) {
+        const auto h = static_cast<std::uint16_t>(b);
+        const float mine = float16::from_bits(h), theirs = static_cast<float>(std::bit_cast<_Float16>(h));
+        ASSERT_TRUE(std::bit_cast<std::uint32_t>(mine) == std::bit_cast<std::uint32_t>(theirs) ||
+                    (std::isnan(mine) && std::isnan(theirs)))
+            << std::hex << b;
+    }
+    for (std::uint64_t u = 0; u < 0x100000000ull; u += 0x1357) {
+        const float f = std::bit_cast<float>(static_cast<std::uint32_t>(u));
+        if (std::isnan(f)) continue;
+        ASSERT_EQ(float16(f).bits(), std::bit_cast<std::uint16_t>(static_cast<_Float16>(f))) << std::hex << u;
+    }
+}
+#endif
+
 TEST(Float16Rows, TheTableKnowsThem) {
     EXPECT_EQ(dtype_of<bfloat16>(), DType::BF16);
     EXPECT_EQ(dtype_of<float16>(), DType::F16);

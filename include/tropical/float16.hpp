@@ -10,15 +10,12 @@
 // type's largest finite value rounds to an infinity as IEEE 754 says. Arithmetic and comparisons go
 // through float. No CUDA header is needed.
 //
-// float16's conversions are the compiler's (_Float16: GCC 12 and Clang 15 on x86-64 and AArch64);
-// bfloat16's are float32's upper half, rounded.
+// Both are converted here with integer operations: the compilers the library supports do not all have
+// a 16-bit float type (Clang before 15 has no _Float16 on x86-64). tests/float16_test.cpp checks every
+// value of both, and the rounding of floats against their neighbours found by search.
 #include <bit>
 #include <cstdint>
 #include <limits>
-
-#if !defined(__FLT16_MAX__)
-#error "tropical/float16.hpp needs a compiler with _Float16 (GCC 12 or Clang 15 on x86-64 or AArch64)"
-#endif
 
 namespace tropical {
 
@@ -48,8 +45,15 @@ private:
 class float16 {
 public:
     constexpr float16() = default;
-    constexpr explicit float16(float f) : bits_(std::bit_cast<std::uint16_t>(static_cast<_Float16>(f))) {}
-    constexpr operator float() const { return static_cast<float>(std::bit_cast<_Float16>(bits_)); }
+    constexpr explicit float16(float f) : bits_(round(std::bit_cast<std::uint32_t>(f))) {}
+    constexpr operator float() const {
+        const std::uint32_t sign = static_cast<std::uint32_t>(bits_ & 0x8000u) << 16;
+        const std::uint32_t exponent = (bits_ >> 10) & 0x1fu, mantissa = bits_ & 0x3ffu;
+        if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+        if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+        const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;  // a subnormal or zero, exactly
+        return sign ? -magnitude : magnitude;
+    }
     static constexpr float16 from_bits(std::uint16_t b) {
         float16 x;
         x.bits_ = b;
@@ -58,6 +62,23 @@ public:
     constexpr std::uint16_t bits() const { return bits_; }
 
 private:
+    // f to nearest even: rebiased and rounded on its 13 lowest mantissa bits where the result is
+    // normal (a carry past the largest finite value is infinity), shifted with its hidden bit and
+    // rounded where it is subnormal; a NaN keeps its sign and upper payload and is made quiet.
+    static constexpr std::uint16_t round(std::uint32_t f) {
+        const auto sign = static_cast<std::uint16_t>((f >> 16) & 0x8000u);
+        const std::uint32_t a = f & 0x7fffffffu;
+        if (a > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+        if (a >= 0x47800000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // 2^16 and up, infinity
+        if (a >= 0x38800000u) {                                                   // 2^-14 and up: normal
+            const std::uint32_t r = a - 0x38000000u;                              // the exponent less 112
+            return static_cast<std::uint16_t>(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+        }
+        const std::uint32_t exponent = a >> 23;
+        if (exponent < 102) return sign;  // below 2^-25, half the least subnormal: zero
+        const std::uint32_t m = (a & 0x7fffffu) | 0x800000u, shift = 126 - exponent;
+        return static_cast<std::uint16_t>(sign | ((m + (1u << (shift - 1)) - 1u + ((m >> shift) & 1u)) >> shift));
+    }
     std::uint16_t bits_ = 0;
 };
 
