@@ -6,10 +6,10 @@
 // Semantics (src/reference/reference.hpp): a 16-bit float term is the exact sum or product rounded
 // once to the type (what add.rn / mul.rn of a pair do); (+) selects among the terms, NaN-propagating
 // (max.NaN / min.NaN); so a result is the 16-bit rounding of the exact best term. int16's MaxPlus
-// and MinPlus keep semiring.cuh's sentinel scheme, at 16 bits: the zero is staged as a sentinel S of
-// magnitude 2^14 - 1 and finite inputs satisfy |x| <= 2^12, so no sum of two staged values wraps
-// (|2S| <= 32766) and a term with a zero in it stays beyond the threshold S - 2^12 that every finite
-// term passes.
+// and MinPlus keep semiring.cuh's sentinel scheme, at 16 bits (IntLimits<short>): the zero is staged
+// as -2^14 (MaxPlus) or 2^14 - 1 (MinPlus) and finite inputs satisfy |x| <= 2^12, so no sum of two
+// staged values wraps and a term with a zero in it stays beyond the threshold that every finite term
+// passes.
 //
 // A pair's element 0 is the low half (the lower address in memory), element 1 the high half.
 
@@ -32,10 +32,6 @@ struct IsHalf<bf16> {
 };
 template <>
 struct IsHalf<f16> {
-    static constexpr bool value = true;
-};
-template <>
-struct IsInt<short> {
     static constexpr bool value = true;
 };
 
@@ -263,137 +259,100 @@ struct Pairs<short> {
 template <class S, class T>
 struct PairRing;
 
-// 16-bit floats: the zero's bits, and (+) of two elements through float (exact: both are elements).
+// 16-bit floats: a ring is its (+) (max or min), its zero's bits and its (x); (+) of two elements goes
+// through float (exact: both are elements).
 template <class T>
 struct HalfLimits;
 template <>
 struct HalfLimits<bf16> {
-    static constexpr unsigned short inf = 0x7f80, minus_inf = 0xff80, one = 0x3f80;
+    static constexpr unsigned short inf = 0x7f80, minus_inf = 0xff80;
 };
 template <>
 struct HalfLimits<f16> {
-    static constexpr unsigned short inf = 0x7c00, minus_inf = 0xfc00, one = 0x3c00;
+    static constexpr unsigned short inf = 0x7c00, minus_inf = 0xfc00;
 };
 
-template <class S, class T, bool MAX_PLUS>
-struct HalfRingBase {
+template <class T, bool MAX, unsigned short ZERO>
+struct HalfRing {
     using P = Pairs<T>;
+    static __device__ __forceinline__ T zero() { return T{ZERO}; }
     static __device__ __forceinline__ T stage(T x) { return x; }
-    static __device__ __forceinline__ unsigned init() { return both_halves(bits16(S::zero_element())); }
+    static __device__ __forceinline__ unsigned init() { return both_halves(ZERO); }
+    static __device__ __forceinline__ unsigned pick(unsigned x, unsigned y) {
+        return MAX ? P::max(x, y) : P::min(x, y);
+    }
     static __device__ __forceinline__ unsigned finish(unsigned acc) { return P::add(acc, 0u); }
     static __device__ __forceinline__ T plus(T x, T y) {
         const float a = to_float(x), b = to_float(y);
-        return from_float<T>((MAX_PLUS ? max_nan(a, b) : min_nan(a, b)) + 0.0f);
+        return from_float<T>((MAX ? max_nan(a, b) : min_nan(a, b)) + 0.0f);
     }
 };
 
 template <class T>
-struct PairRing<MaxPlus, T> : HalfRingBase<PairRing<MaxPlus, T>, T, true> {
-    static __device__ __forceinline__ T zero_element() { return T{HalfLimits<T>::minus_inf}; }
-    static __device__ __forceinline__ T zero() { return zero_element(); }
+struct PairRing<MaxPlus, T> : HalfRing<T, true, HalfLimits<T>::minus_inf> {
     static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return Pairs<T>::max(acc, Pairs<T>::add(a, b));
+        return PairRing::pick(acc, Pairs<T>::add(a, b));
     }
 };
 template <class T>
-struct PairRing<MinPlus, T> : HalfRingBase<PairRing<MinPlus, T>, T, false> {
-    static __device__ __forceinline__ T zero_element() { return T{HalfLimits<T>::inf}; }
-    static __device__ __forceinline__ T zero() { return zero_element(); }
+struct PairRing<MinPlus, T> : HalfRing<T, false, HalfLimits<T>::inf> {
     static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return Pairs<T>::min(acc, Pairs<T>::add(a, b));
+        return PairRing::pick(acc, Pairs<T>::add(a, b));
     }
 };
 // Starting at the zero 0 makes negative inputs (outside the domain) give max(0, max_k a*b), as in f32.
 template <class T>
-struct PairRing<MaxMul, T> : HalfRingBase<PairRing<MaxMul, T>, T, true> {
-    static __device__ __forceinline__ T zero_element() { return T{0}; }
-    static __device__ __forceinline__ T zero() { return zero_element(); }
+struct PairRing<MaxMul, T> : HalfRing<T, true, 0> {
     static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return Pairs<T>::max(acc, Pairs<T>::mul(a, b));
+        return PairRing::pick(acc, Pairs<T>::mul(a, b));
     }
 };
 template <class T>
-struct PairRing<MaxMin, T> : HalfRingBase<PairRing<MaxMin, T>, T, true> {
-    static __device__ __forceinline__ T zero_element() { return T{HalfLimits<T>::minus_inf}; }
-    static __device__ __forceinline__ T zero() { return zero_element(); }
+struct PairRing<MaxMin, T> : HalfRing<T, true, HalfLimits<T>::minus_inf> {
     static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return Pairs<T>::max(acc, Pairs<T>::min(a, b));
+        return PairRing::pick(acc, Pairs<T>::min(a, b));
     }
 };
 template <class T>
-struct PairRing<MinMax, T> : HalfRingBase<PairRing<MinMax, T>, T, false> {
-    static __device__ __forceinline__ T zero_element() { return T{HalfLimits<T>::inf}; }
-    static __device__ __forceinline__ T zero() { return zero_element(); }
+struct PairRing<MinMax, T> : HalfRing<T, false, HalfLimits<T>::inf> {
     static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return Pairs<T>::min(acc, Pairs<T>::max(a, b));
+        return PairRing::pick(acc, Pairs<T>::max(a, b));
     }
 };
 
-// int16.
-struct Int16Limits {
-    static constexpr short lowest = -32767 - 1, highest = 32767;
-    static constexpr short sentinel = 16383;  // 2^14 - 1: two staged values sum to at most 32766
-    static constexpr short range = 4096;      // 2^12: finite inputs
-};
-
-template <>
-struct PairRing<MaxPlus, short> {
-    using P = Pairs<short>;
-    static constexpr short sentinel = -Int16Limits::sentinel;
-    static constexpr short threshold = sentinel + Int16Limits::range;
-    static __device__ __forceinline__ short zero() { return Int16Limits::lowest; }
-    static __device__ __forceinline__ short stage(short x) { return x > sentinel ? x : sentinel; }
-    static __device__ __forceinline__ unsigned init() { return both_halves(static_cast<unsigned short>(threshold)); }
-    static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return P::max(P::add(a, b), acc);
-    }
-    static __device__ __forceinline__ short finish_element(short x) { return x > threshold ? x : zero(); }
+// int16: semiring.cuh's integer rings (IntLimits<short>: the sentinel scheme of MaxPlus and MinPlus,
+// zeros that absorb by themselves for MaxMin and MinMax) for the elements, on pairs for the terms.
+template <class S>
+struct Int16Ring : Ring<S, short, true> {
+    using R = Ring<S, short, true>;
+    static __device__ __forceinline__ unsigned init() { return both_halves(bits16(R::init())); }
     static __device__ __forceinline__ unsigned finish(unsigned acc) {
-        return pair_of(finish_element(half_of<short>(acc, 0)), finish_element(half_of<short>(acc, 1)));
+        return pair_of(R::finish(half_of<short>(acc, 0)), R::finish(half_of<short>(acc, 1)));
     }
-    static __device__ __forceinline__ short plus(short x, short y) { return x > y ? x : y; }
 };
 template <>
-struct PairRing<MinPlus, short> {
-    using P = Pairs<short>;
-    static constexpr short sentinel = Int16Limits::sentinel;
-    static constexpr short threshold = sentinel - Int16Limits::range;
-    static __device__ __forceinline__ short zero() { return Int16Limits::highest; }
-    static __device__ __forceinline__ short stage(short x) { return x < sentinel ? x : sentinel; }
-    static __device__ __forceinline__ unsigned init() { return both_halves(static_cast<unsigned short>(threshold)); }
+struct PairRing<MaxPlus, short> : Int16Ring<MaxPlus> {
     static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return P::min(P::add(a, b), acc);
+        return Pairs<short>::max(Pairs<short>::add(a, b), acc);
     }
-    static __device__ __forceinline__ short finish_element(short x) { return x < threshold ? x : zero(); }
-    static __device__ __forceinline__ unsigned finish(unsigned acc) {
-        return pair_of(finish_element(half_of<short>(acc, 0)), finish_element(half_of<short>(acc, 1)));
-    }
-    static __device__ __forceinline__ short plus(short x, short y) { return x < y ? x : y; }
-};
-// MaxMin, MinMax: no sentinel (min and max neither overflow nor wrap); the zero absorbs by itself.
-template <>
-struct PairRing<MaxMin, short> {
-    using P = Pairs<short>;
-    static __device__ __forceinline__ short zero() { return Int16Limits::lowest; }
-    static __device__ __forceinline__ short stage(short x) { return x; }
-    static __device__ __forceinline__ unsigned init() { return both_halves(static_cast<unsigned short>(zero())); }
-    static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return P::max(P::min(a, b), acc);
-    }
-    static __device__ __forceinline__ unsigned finish(unsigned acc) { return acc; }
-    static __device__ __forceinline__ short plus(short x, short y) { return x > y ? x : y; }
 };
 template <>
-struct PairRing<MinMax, short> {
-    using P = Pairs<short>;
-    static __device__ __forceinline__ short zero() { return Int16Limits::highest; }
-    static __device__ __forceinline__ short stage(short x) { return x; }
-    static __device__ __forceinline__ unsigned init() { return both_halves(static_cast<unsigned short>(zero())); }
+struct PairRing<MinPlus, short> : Int16Ring<MinPlus> {
     static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
-        return P::min(P::max(a, b), acc);
+        return Pairs<short>::min(Pairs<short>::add(a, b), acc);
     }
-    static __device__ __forceinline__ unsigned finish(unsigned acc) { return acc; }
-    static __device__ __forceinline__ short plus(short x, short y) { return x < y ? x : y; }
+};
+template <>
+struct PairRing<MaxMin, short> : Int16Ring<MaxMin> {
+    static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
+        return Pairs<short>::max(Pairs<short>::min(a, b), acc);
+    }
+};
+template <>
+struct PairRing<MinMax, short> : Int16Ring<MinMax> {
+    static __device__ __forceinline__ unsigned mac(unsigned a, unsigned b, unsigned acc) {
+        return Pairs<short>::min(Pairs<short>::max(a, b), acc);
+    }
 };
 
 }  // namespace tg

@@ -95,6 +95,14 @@ struct IntLimits<int> {
     static constexpr int sentinel = 1 << 30;
     static constexpr int range = 1 << 28;
 };
+// int16 (kernels/packed16.cuh, on pairs): 2 * (-2^14) is the type's lowest, 2 * (2^14 - 1) below its highest.
+template <>
+struct IntLimits<short> {
+    static constexpr short lowest = -32767 - 1;
+    static constexpr short highest = 32767;
+    static constexpr short sentinel = 1 << 14;
+    static constexpr short range = 1 << 12;
+};
 template <>
 struct IntLimits<long long> {
     static constexpr long long lowest = -9223372036854775807LL - 1;
@@ -113,6 +121,10 @@ struct IsInt<int> {
 };
 template <>
 struct IsInt<long long> {
+    static constexpr bool value = true;
+};
+template <>
+struct IsInt<short> {
     static constexpr bool value = true;
 };
 
